@@ -1,0 +1,3 @@
+"""bench: scalability benchmarking of Spark Structured Streaming jobs (Theodolite method)."""
+
+__version__ = "0.1.0"

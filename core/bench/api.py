@@ -1,0 +1,259 @@
+"""Public contracts between the core and plugins.
+
+Everything a plugin registers is one of the small dataclasses below. They are plain
+data plus callables so that a third-party plugin needs nothing from the core but this
+module, and so that the core never special-cases a built-in plugin.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # PySpark is heavy; only the SUT process imports it for real.
+    from pyspark.sql import DataFrame, SparkSession
+
+# --------------------------------------------------------------------------- records
+
+#: The field names of an ActivePowerRecord, as in the reference benchmarks.
+RECORD_FIELDS = ("identifier", "timestamp", "valueInW")
+
+# --------------------------------------------------------------------------- deployment
+
+#: A deployment is a list of Kubernetes-shaped objects (dicts with kind/metadata/spec).
+#: The embedded platform understands the kinds ``BenchSut`` and ``BenchGenerator``;
+#: the Kubernetes platform applies any manifest. Patchers work on both the same way.
+Manifest = dict[str, Any]
+
+
+def manifest_name(obj: Manifest) -> str:
+    return str(obj.get("metadata", {}).get("name", ""))
+
+
+# --------------------------------------------------------------------------- use cases
+
+
+@dataclass
+class TopologyContext:
+    """What a Spark topology gets from the runtime that runs it.
+
+    ``read_measurements`` returns a streaming DataFrame of parsed ActivePowerRecords
+    (identifier string, timestamp TimestampType, valueInW double) with malformed
+    records already counted and dropped. ``read_topic`` returns the raw stream of a
+    topic (columns key string, value string, topic, partition, offset, timestamp).
+    """
+
+    spark: SparkSession
+    params: Mapping[str, Any]
+    topics: Mapping[str, str]  # logical topic name (input, output, ...) -> real name
+    instances: int
+    read_topic: Callable[[str], DataFrame]
+    read_measurements: Callable[[str], DataFrame]
+
+
+@dataclass
+class StreamingPlan:
+    """What a topology returns: the result stream and how to emit it.
+
+    ``df`` must have string columns ``key`` and ``value``; an optional string column
+    ``topic`` (logical name) routes rows to several topics (UC4's feedback).
+    ``sink`` is ``kafka`` (to ``topics['output']``) or a callable used as
+    ``foreachBatch`` (UC1's database sink).
+    """
+
+    df: DataFrame
+    output_mode: str = "append"
+    sink: str | Callable[[DataFrame, int], None] = "kafka"
+    trigger_seconds: float | None = None
+
+
+@dataclass
+class UseCase:
+    """A benchmarkable use case.
+
+    Exactly one of ``topology`` (a PySpark query, run by the platform's Spark) or
+    ``sut_process`` (module path run as ``python -m`` per instance, e.g. the
+    calibrated consumer group) says what the SUT is.
+    """
+
+    name: str
+    description: str
+    default_benchmark: Callable[[], dict[str, Any]]
+    generator: str = "active-power"
+    topology: Callable[[TopologyContext], StreamingPlan] | None = None
+    sut_process: str | None = None
+    dimensions: Sequence[str] = ()
+    #: default SUT parameters (window sizes, ...); `--set key=value` overrides them.
+    default_params: Mapping[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- generators
+
+
+@dataclass
+class GeneratorSpec:
+    """What one generator instance is asked to do."""
+
+    bootstrap_servers: str
+    topic: str
+    keys: Sequence[str]  # the contiguous key range of this instance
+    period_ms: float = 1000.0
+    duration_s: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    topics: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class GeneratorReport:
+    target_rate: float
+    achieved_rate: float
+    records: int
+    seconds: float
+
+    @property
+    def behind(self) -> float:
+        """Fraction by which the achieved rate falls short of the target (0 = on target)."""
+        if self.target_rate <= 0:
+            return 0.0
+        return max(0.0, 1.0 - self.achieved_rate / self.target_rate)
+
+
+@dataclass
+class GeneratorType:
+    """A workload generator; ``run`` is a coroutine run inside a generator process."""
+
+    name: str
+    description: str
+    run: Callable[[GeneratorSpec], Awaitable[GeneratorReport]]
+    #: optional step before load starts (UC4 publishes its sensor registry here);
+    #: gets the spec of the whole key space.
+    prepare: Callable[[GeneratorSpec], Awaitable[None]] | None = None
+    #: the key names for a load value (e.g. s_0 ... s_{n-1}, or UC4's leaves).
+    keys: Callable[[int, Mapping[str, Any]], list[str]] | None = None
+
+
+def sensor_keys(count: int, params: Mapping[str, Any] | None = None) -> list[str]:
+    return [f"s_{i}" for i in range(count)]
+
+
+def split_keys(keys: Sequence[str], instances: int) -> list[list[str]]:
+    """Split keys into ``instances`` contiguous ranges, as the reference does."""
+    instances = max(1, min(instances, len(keys)) if keys else 1)
+    size = math.ceil(len(keys) / instances) if keys else 0
+    return [list(keys[i * size : (i + 1) * size]) for i in range(instances)]
+
+
+# --------------------------------------------------------------------------- SLOs
+
+
+@dataclass
+class Series:
+    """One SLI series of one repetition: timestamps in epoch seconds."""
+
+    timestamps: list[float]
+    values: list[float]
+    labels: str = ""
+
+
+@dataclass
+class SloContext:
+    load: float
+    resources: float
+    warmup: float
+    properties: Mapping[str, Any]
+    #: records/s the generator was asked to produce (load in records/s)
+    load_rate: float | None = None
+
+
+@dataclass
+class SloVerdict:
+    passed: bool
+    #: the numbers behind the verdict (slopes, aggregate, threshold, ...)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SloType:
+    """An SLO checker type.
+
+    ``sli`` names the SLI series it needs (``lag``, ``dropped-records``, ...); ``None``
+    means it is read from the SLO's ``sli`` property (the generic SLO).
+    ``validate`` raises ``ValueError`` naming the bad property, before any run.
+    """
+
+    name: str
+    description: str
+    check: Callable[[list[Series], SloContext], SloVerdict]
+    sli: str | None = "lag"
+    validate: Callable[[Mapping[str, Any]], None] | None = None
+
+
+# --------------------------------------------------------------------------- patchers
+
+
+class PatcherFn(Protocol):
+    def __call__(
+        self, objects: list[Manifest], value: Any, properties: Mapping[str, Any]
+    ) -> list[Manifest]: ...
+
+
+@dataclass
+class PatcherType:
+    """Turns a load or resource value into changes of the deployment objects.
+
+    ``patch`` gets only the objects selected by the patcher's ``resource`` field and
+    returns patched copies; it must not mutate its input.
+    """
+
+    name: str
+    description: str
+    patch: PatcherFn
+
+
+# --------------------------------------------------------------------------- search
+
+
+#: Runs one SLO experiment (all repetitions) for (load, resources) and says whether
+#: every SLO held. Results are cached by the engine, so asking twice is free.
+ExperimentRunner = Callable[[float, float], Awaitable[bool]]
+
+
+@dataclass
+class SearchProblem:
+    loads: Sequence[float]  # ascending
+    resources: Sequence[float]  # ascending
+    run: ExperimentRunner
+    metric: str = "demand"  # demand | capacity
+    lower_bound: bool = True
+
+
+@dataclass
+class SearchStrategy:
+    """A search strategy.
+
+    For ``demand`` it returns {load: least passing resource, or None}; for
+    ``capacity`` {resource: greatest passing load, or None}.
+    """
+
+    name: str
+    description: str
+    search: Callable[[SearchProblem], Awaitable[dict[float, float | None]]]
+
+
+# --------------------------------------------------------------------------- platforms
+
+
+@dataclass
+class PlatformType:
+    name: str
+    description: str
+    #: factory(options) -> Platform (see bench.platforms.base.Platform)
+    create: Callable[[Mapping[str, Any]], Any]
+
+
+class Registrar(Protocol):
+    """The argument of every registration hook: ``register(thing)``."""
+
+    def __call__(self, item: Any) -> None: ...

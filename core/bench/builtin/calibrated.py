@@ -1,0 +1,1 @@
+"""Built-in calibrated plugin (placeholder until implemented)."""

@@ -1,0 +1,1 @@
+"""Built-in generators plugin (placeholder until implemented)."""

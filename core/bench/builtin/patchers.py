@@ -1,0 +1,1 @@
+"""Built-in patchers plugin (placeholder until implemented)."""

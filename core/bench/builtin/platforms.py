@@ -1,0 +1,55 @@
+"""Built-in platforms. Factories import lazily: the CLI must start fast and a missing
+optional dependency of one platform must not break the others."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bench.api import PlatformType, Registrar
+from bench.hookspecs import hookimpl
+
+
+def _embedded(options: Mapping[str, Any]) -> Any:
+    from bench.platforms.embedded import EmbeddedPlatform
+
+    return EmbeddedPlatform(options)
+
+
+def _external(options: Mapping[str, Any]) -> Any:
+    from bench.platforms.embedded import EmbeddedPlatform
+
+    if not options.get("bootstrap_servers"):
+        raise ValueError("platform 'external' needs --bootstrap-servers HOST:PORT")
+    return EmbeddedPlatform(options)
+
+
+def _kubernetes(options: Mapping[str, Any]) -> Any:
+    from bench.platforms.kubernetes import KubernetesPlatform
+
+    return KubernetesPlatform(options)
+
+
+@hookimpl
+def bench_register_platforms(register: Registrar) -> None:
+    register(
+        PlatformType(
+            "embedded",
+            "local broker subprocess + local Spark on this machine (the default)",
+            _embedded,
+        )
+    )
+    register(
+        PlatformType(
+            "external",
+            "existing Kafka (--bootstrap-servers) and Spark (--spark-master) clusters",
+            _external,
+        )
+    )
+    register(
+        PlatformType(
+            "kubernetes",
+            "deploy SUT and generators as Kubernetes objects (kubernetes-asyncio)",
+            _kubernetes,
+        )
+    )

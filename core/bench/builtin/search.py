@@ -1,0 +1,1 @@
+"""Built-in search plugin (placeholder until implemented)."""

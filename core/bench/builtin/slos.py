@@ -1,0 +1,1 @@
+"""Built-in slos plugin (placeholder until implemented)."""

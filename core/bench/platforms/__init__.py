@@ -1,0 +1,1 @@
+"""Platforms run the SUT, the generators and the samplers of one experiment."""

@@ -1,0 +1,151 @@
+"""Finding and loading plugins.
+
+Built-in plugins are registered first, then every entry point in the ``bench.plugins``
+group. ``BENCH_PLUGINS`` (comma-separated entry names) is an allow-list; when unset
+every installed plugin loads. A plugin that fails to import or register is reported
+and skipped, so one broken third-party package cannot take the CLI down.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+import pluggy
+
+from bench import hookspecs
+from bench.api import GeneratorType, PatcherType, PlatformType, SearchStrategy, SloType, UseCase
+
+ENTRY_POINT_GROUP = "bench.plugins"
+ALLOW_ENV = "BENCH_PLUGINS"
+
+BUILTIN_MODULES = (
+    "bench.builtin.search",
+    "bench.builtin.slos",
+    "bench.builtin.patchers",
+    "bench.builtin.platforms",
+    "bench.builtin.generators",
+    "bench.builtin.calibrated",
+)
+
+KINDS: dict[str, type] = {
+    "use_cases": UseCase,
+    "generators": GeneratorType,
+    "slos": SloType,
+    "patchers": PatcherType,
+    "search_strategies": SearchStrategy,
+    "platforms": PlatformType,
+}
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    distribution: str
+    version: str
+    builtin: bool
+    provides: dict[str, list[str]] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class Registry:
+    """Everything the loaded plugins registered, by kind and name."""
+
+    use_cases: dict[str, UseCase] = field(default_factory=dict)
+    generators: dict[str, GeneratorType] = field(default_factory=dict)
+    slos: dict[str, SloType] = field(default_factory=dict)
+    patchers: dict[str, PatcherType] = field(default_factory=dict)
+    search_strategies: dict[str, SearchStrategy] = field(default_factory=dict)
+    platforms: dict[str, PlatformType] = field(default_factory=dict)
+    plugins: list[PluginInfo] = field(default_factory=list)
+    pm: pluggy.PluginManager | None = None
+
+    def table(self, kind: str) -> dict[str, Any]:
+        table: dict[str, Any] = getattr(self, kind)
+        return table
+
+    def plugin_names(self) -> list[str]:
+        return [p.name for p in self.plugins if p.error is None]
+
+
+def _allowed() -> set[str] | None:
+    raw = os.environ.get(ALLOW_ENV, "").strip()
+    if not raw:
+        return None
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def _collect(registry: Registry, pm: pluggy.PluginManager, plugin: object, info: PluginInfo) -> None:
+    """Call every registration hook of one plugin and file what it registers."""
+    for kind, cls in KINDS.items():
+        hook_name = f"bench_register_{kind}"
+        impl = getattr(plugin, hook_name, None)
+        if impl is None:
+            continue
+        found: list[Any] = []
+        impl(register=found.append)
+        for item in found:
+            if not isinstance(item, cls):
+                raise TypeError(f"{hook_name} registered {item!r}, expected a {cls.__name__}")
+            registry.table(kind)[item.name] = item
+            info.provides.setdefault(kind, []).append(item.name)
+
+
+def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoint] | None = None) -> Registry:
+    """Build the registry: built-ins, then installed entry points, then ``extra``."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    registry = Registry(pm=pm)
+    version = _version("bench")
+    for module_name in BUILTIN_MODULES:
+        module = importlib.import_module(module_name)
+        info = PluginInfo(module_name.rsplit(".", 1)[1], "bench", version, builtin=True)
+        pm.register(module, name=module_name)
+        _collect(registry, pm, module, info)
+        registry.plugins.append(info)
+    allowed = _allowed()
+    eps = entry_points(group=ENTRY_POINT_GROUP) if entry_points_ is None else entry_points_
+    for ep in sorted(eps, key=lambda e: e.name):
+        if allowed is not None and ep.name not in allowed:
+            continue
+        dist = ep.dist.name if ep.dist is not None else "?"
+        dist_version = ep.dist.version if ep.dist is not None else "?"
+        info = PluginInfo(ep.name, dist, dist_version, builtin=False)
+        _safe_register(registry, pm, info, ep.load, ep.name)
+    for plugin in extra:
+        name = getattr(plugin, "__name__", type(plugin).__name__)
+        info = PluginInfo(name, "?", "?", builtin=False)
+        _safe_register(registry, pm, info, lambda p=plugin: p, name)
+    return registry
+
+
+def _safe_register(
+    registry: Registry, pm: pluggy.PluginManager, info: PluginInfo, load: Callable[[], object], name: str
+) -> None:
+    try:
+        plugin = load()
+        pm.register(plugin, name=name)
+        _collect(registry, pm, plugin, info)
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the CLI down
+        info.error = f"{type(exc).__name__}: {exc}"
+        info.provides = {}
+        try:
+            if pm.is_registered(plugin):  # type: ignore[possibly-undefined]
+                pm.unregister(plugin)  # type: ignore[possibly-undefined]
+        except Exception:  # noqa: BLE001
+            pass
+    registry.plugins.append(info)
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,1 @@
+"""The lag-trend SLO plugin (placeholder until implemented)."""
