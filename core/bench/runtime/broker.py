@@ -132,8 +132,14 @@ def _launch(kind: str, port: int | None) -> tuple[BrokerHandle, subprocess.Popen
     cmd = broker_command(kind, port, os.path.join(data_dir, "data"))
     log_path = os.path.join(data_dir, "broker.log")
     with open(log_path, "wb") as log:
-        proc = procs.popen(cmd, what=f"broker {kind}", stdout=log, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, env=procs.child_env())
+        proc = procs.popen(
+            cmd,
+            what=f"broker {kind}",
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=procs.child_env(),
+        )
     return BrokerHandle(kind, port, proc.pid, data_dir, log_path, proc), proc, cmd
 
 

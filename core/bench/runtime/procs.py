@@ -112,7 +112,7 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 3.0) -> int
         kill_group(proc.pid, signal.SIGTERM)
         try:
             await asyncio.wait_for(proc.wait(), grace)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             pass
     kill_group(proc.pid, signal.SIGKILL)  # the group may outlive its leader
     if proc.returncode is None:
