@@ -1,1 +1,13 @@
-"""Built-in search plugin (placeholder until implemented)."""
+"""Built-in search strategies, registered through the same hook as any plugin."""
+
+from __future__ import annotations
+
+from bench.api import Registrar
+from bench.hookspecs import hookimpl
+from bench.search import STRATEGIES
+
+
+@hookimpl
+def bench_register_search_strategies(register: Registrar) -> None:
+    for strategy in STRATEGIES:
+        register(strategy)

@@ -1,1 +1,139 @@
-"""Built-in slos plugin (placeholder until implemented)."""
+"""Built-in SLO types: ``generic`` (any SLI against a threshold) and ``dropped-records``.
+
+The lag-trend SLO lives in its own distribution (plugins/slo_lag_trend) to prove that
+SLOs are ordinary plugins; these two are built in because every use case can use them.
+A check never passes on missing data: too few samples give a failing verdict whose
+details say why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bench import slo_math
+from bench.api import Registrar, Series, SloContext, SloType, SloVerdict
+from bench.hookspecs import hookimpl
+
+GENERIC_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources")
+DEFAULT_MAX_RATIO = 0.01
+
+
+def _failed(reason: str, **details: Any) -> SloVerdict:
+    return SloVerdict(False, {"error": reason, **details})
+
+
+# ----------------------------------------------------------------- generic
+
+
+def validate_generic(properties: Mapping[str, Any]) -> None:
+    sli = properties.get("sli")
+    if not isinstance(sli, str) or not sli:
+        raise ValueError(f"sli: {sli!r} is not an SLI name (required, e.g. lag or dropped-records)")
+    slo_math.check_aggregation("repetitionAggregation", properties.get("repetitionAggregation", "mean"))
+    slo_math.check_aggregation("aggregation", properties.get("aggregation", "median"), allow_trend=False)
+    operator = properties.get("operator", "lte")
+    if operator not in slo_math.OPERATORS:
+        raise ValueError(f"operator: {operator!r} is not one of {', '.join(slo_math.OPERATORS)}")
+    key = slo_math.exclusive(properties, GENERIC_THRESHOLDS)
+    if key is None:
+        raise ValueError(f"threshold: required, give one of {', '.join(GENERIC_THRESHOLDS)}")
+    slo_math.number(properties, key)
+
+
+def check_generic(series: list[Series], ctx: SloContext) -> SloVerdict:
+    """Aggregate per repetition, then across repetitions, then compare."""
+    props = ctx.properties
+    try:
+        validate_generic(props)
+        per_rep = str(props.get("repetitionAggregation", "mean"))
+        across = str(props.get("aggregation", "median"))
+        operator = str(props.get("operator", "lte"))
+        threshold = slo_math.resolve_threshold(props, GENERIC_THRESHOLDS, ctx.load_rate, ctx.resources)
+        samples = slo_math.prepare_all(series, ctx.warmup)
+    except ValueError as exc:
+        return _failed(str(exc), sli=props.get("sli"))
+    values = [slo_math.aggregate(v, per_rep, t) for t, v in samples]
+    result = slo_math.aggregate(np.asarray(values), across)
+    details: dict[str, Any] = {
+        "sli": props["sli"],
+        "repetitionAggregation": per_rep,
+        "aggregation": across,
+        "operator": operator,
+        "values": values,
+        "aggregate": result,
+        "threshold": threshold,
+        "samples": [int(t.size) for t, _ in samples],
+    }
+    if per_rep == "trend":
+        details["intercepts"] = [slo_math.slope(t, v)[1] for t, v in samples]
+    return SloVerdict(slo_math.compare(result, operator, threshold), details)
+
+
+# ----------------------------------------------------------------- dropped records
+
+
+def validate_dropped(properties: Mapping[str, Any]) -> None:
+    slo_math.number(properties, "maxRatio", minimum=0.0)
+
+
+def _dropped(values: np.ndarray) -> float:
+    """Growth of a cumulative counter; equals last - first unless the counter reset
+    (a restarted query starts from 0), where summing the increments still counts right."""
+    steps = np.diff(values)
+    return float(np.sum(np.clip(steps, 0.0, None)))
+
+
+def check_dropped(series: list[Series], ctx: SloContext) -> SloVerdict:
+    """Records dropped as too late, as a fraction of the records generated meanwhile."""
+    try:
+        validate_dropped(ctx.properties)
+        max_ratio = slo_math.number(ctx.properties, "maxRatio")
+        max_ratio = DEFAULT_MAX_RATIO if max_ratio is None else max_ratio
+        samples = slo_math.prepare_all(series, ctx.warmup)
+    except ValueError as exc:
+        return _failed(str(exc))
+    if ctx.load_rate is None or ctx.load_rate <= 0:
+        return _failed(f"the load rate (records/s) is unknown or not positive: {ctx.load_rate!r}")
+    dropped = [_dropped(v) for _, v in samples]
+    generated = [ctx.load_rate * float(t[-1] - t[0]) for t, _ in samples]
+    ratios = [d / g for d, g in zip(dropped, generated, strict=True)]
+    worst = max(ratios)
+    details: dict[str, Any] = {
+        "dropped": dropped,
+        "generated": generated,
+        "ratio": ratios,
+        "maxObservedRatio": worst,
+        "maxRatio": max_ratio,
+        "samples": [int(t.size) for t, _ in samples],
+    }
+    return SloVerdict(worst <= max_ratio, details)
+
+
+SLO_TYPES = (
+    SloType(
+        "generic",
+        "any SLI (property sli), aggregated per repetition (mean|median|max|min|pNN|trend) and "
+        "across repetitions, compared (lt|lte|gt|gte) with a threshold (absolute, "
+        "thresholdRelToLoad or thresholdRelToResources)",
+        check_generic,
+        sli=None,
+        validate=validate_generic,
+    ),
+    SloType(
+        "dropped-records",
+        "records dropped by watermark (Spark numRowsDroppedByWatermark) stay at most maxRatio "
+        f"(default {DEFAULT_MAX_RATIO:g}) of the generated records, in every repetition",
+        check_dropped,
+        sli="dropped-records",
+        validate=validate_dropped,
+    ),
+)
+
+
+@hookimpl
+def bench_register_slos(register: Registrar) -> None:
+    for slo in SLO_TYPES:
+        register(slo)

@@ -1,1 +1,63 @@
-"""The lag-trend SLO plugin (placeholder until implemented)."""
+"""The lag-trend SLO: the scalability method's main SLO, as an ordinary plugin.
+
+Lag growing over time means the SUT falls behind the input rate; a roughly flat lag
+(saw-tooth included, for micro-batches) means it keeps up. Per repetition the OLS slope
+of lag on time after the warm-up is one number in records/s; the median over
+repetitions damps one noisy repetition; the threshold is strict (``<``) as published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from bench import slo_math
+from bench.api import Registrar, Series, SloContext, SloType, SloVerdict
+from bench.hookspecs import hookimpl
+
+THRESHOLDS = ("threshold", "thresholdRelToLoad")
+DEFAULT_THRESHOLD = 2000.0
+
+
+def validate(properties: Mapping[str, Any]) -> None:
+    key = slo_math.exclusive(properties, THRESHOLDS)
+    if key is not None:
+        slo_math.number(properties, key)
+
+
+def check(series: list[Series], ctx: SloContext) -> SloVerdict:
+    try:
+        validate(ctx.properties)
+        threshold = slo_math.resolve_threshold(
+            ctx.properties, THRESHOLDS, ctx.load_rate, ctx.resources, default=DEFAULT_THRESHOLD
+        )
+        samples = slo_math.prepare_all(series, ctx.warmup)
+    except ValueError as exc:
+        return SloVerdict(False, {"error": str(exc)})
+    fits = [slo_math.slope(t, v) for t, v in samples]
+    slopes = [s for s, _ in fits]
+    median = float(np.median(slopes))
+    details: dict[str, Any] = {
+        "slopes": slopes,
+        "intercepts": [i for _, i in fits],
+        "median": median,
+        "threshold": threshold,
+        "samples": [int(t.size) for t, _ in samples],
+    }
+    return SloVerdict(median < threshold, details)
+
+
+LAG_TREND = SloType(
+    "lag-trend",
+    "OLS slope of consumer lag over time after the warm-up, median over repetitions, "
+    f"< threshold (records/s, default {DEFAULT_THRESHOLD:g}) or < thresholdRelToLoad x load rate",
+    check,
+    sli="lag",
+    validate=validate,
+)
+
+
+@hookimpl
+def bench_register_slos(register: Registrar) -> None:
+    register(LAG_TREND)

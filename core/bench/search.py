@@ -1,0 +1,237 @@
+"""Search strategies: which (load, resources) experiments to run, and what they mean.
+
+An experiment costs minutes, so a strategy's whole job is to run as few of them as
+its assumption allows. Strategies know nothing about how experiments run: they ask
+``problem.run(load, resources)`` and get a verdict, which keeps them testable with a
+table of verdicts.
+
+Both metrics share one driver. For ``demand`` the outer dimension is the load and the
+inner one the resources (we look for the *least passing* inner index); for
+``capacity`` the outer dimension is the resources and the inner one the load (we look
+for the *greatest passing* inner index). A strategy is then a pair of small inner
+finders, one per goal.
+
+Every search memoises its verdicts, so no pair is ever run twice within one search
+even if two phases (e.g. the downward and upward walks of initial-guess) meet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from bench.api import ExperimentRunner, SearchProblem, SearchStrategy
+
+#: test(i) runs (or recalls) the experiment at inner index i.
+Test = Callable[[int], Awaitable[bool]]
+#: finder(test, n, start, guess) -> index among [start, n) or None.
+Finder = Callable[[Test, int, int, int], Awaitable[int | None]]
+
+METRICS = ("demand", "capacity")
+
+
+class _Memo:
+    """Caches verdicts so a search never pays twice for the same pair."""
+
+    def __init__(self, run: ExperimentRunner) -> None:
+        self._run = run
+        self.verdicts: dict[tuple[float, float], bool] = {}
+
+    async def __call__(self, load: float, resources: float) -> bool:
+        key = (load, resources)
+        if key not in self.verdicts:
+            self.verdicts[key] = bool(await self._run(load, resources))
+        return self.verdicts[key]
+
+
+# ----------------------------------------------------------------- least passing (demand)
+
+
+async def _linear_least(test: Test, n: int, start: int, guess: int) -> int | None:
+    for i in range(start, n):
+        if await test(i):
+            return i
+    return None
+
+
+async def _binary_least(test: Test, n: int, start: int, guess: int) -> int | None:
+    """Only indices that actually passed are returned, even if monotonicity is violated."""
+    lo, hi, best = start, n, None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if await test(mid):
+            best, hi = mid, mid
+        else:
+            lo = mid + 1
+    return best
+
+
+async def _full_least(test: Test, n: int, start: int, guess: int) -> int | None:
+    passing = [i for i in range(start, n) if await test(i)]
+    return min(passing) if passing else None
+
+
+async def _guess_least(test: Test, n: int, start: int, guess: int) -> int | None:
+    """From the guess: walk down while passing, or up until the first pass."""
+    if start >= n:
+        return None
+    i = min(max(guess, start), n - 1)
+    if await test(i):
+        while i - 1 >= start and await test(i - 1):
+            i -= 1
+        return i
+    for j in range(i + 1, n):
+        if await test(j):
+            return j
+    return None
+
+
+# ----------------------------------------------------------------- greatest passing (capacity)
+
+
+async def _linear_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
+    best = None
+    for i in range(start, n):
+        if not await test(i):
+            break
+        best = i
+    return best
+
+
+async def _binary_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
+    lo, hi, best = start, n, None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if await test(mid):
+            best, lo = mid, mid + 1
+        else:
+            hi = mid
+    return best
+
+
+async def _full_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
+    passing = [i for i in range(start, n) if await test(i)]
+    return max(passing) if passing else None
+
+
+async def _guess_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
+    """From the guess: walk up while passing, or down until the first pass."""
+    if start >= n:
+        return None
+    i = min(max(guess, start), n - 1)
+    if await test(i):
+        while i + 1 < n and await test(i + 1):
+            i += 1
+        return i
+    for j in range(i - 1, start - 1, -1):
+        if await test(j):
+            return j
+    return None
+
+
+# ----------------------------------------------------------------- drivers
+
+
+async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo) -> dict[float, float | None]:
+    """Per load ascending, the least passing resource.
+
+    Lower bound: demand never falls as load rises, so resources below the previous
+    load's demand are skipped; if the previous load found none, nothing is tried.
+    """
+    resources = list(problem.resources)
+    n = len(resources)
+    table: dict[float, float | None] = {}
+    previous: int | None = None
+    first = True
+    for load in problem.loads:
+        if problem.lower_bound and not first and previous is None:
+            table[load] = None
+            continue
+        start = previous if problem.lower_bound and previous is not None else 0
+        # First load starts lowest; after a load with no demand the highest
+        # resource is the likeliest to pass, so initial-guess starts there.
+        guess = previous if previous is not None else (0 if first else n - 1)
+
+        async def test(i: int, load: float = load) -> bool:
+            return await run(load, resources[i])
+
+        found = await find(test, n, start, guess)
+        table[load] = resources[found] if found is not None else None
+        previous, first = found, False
+    return table
+
+
+async def _search_capacity(problem: SearchProblem, find: Finder, run: _Memo) -> dict[float, float | None]:
+    """Per resource amount ascending, the greatest passing load.
+
+    Lower bound: capacity never falls as resources grow, so loads below the previous
+    capacity are assumed to pass and the search starts at that capacity. If nothing
+    passes from there, the greatest assumed-passing load (just below the start) is
+    reported: by the same assumption it holds, and it is never above a measured failure.
+    """
+    loads = list(problem.loads)
+    n = len(loads)
+    table: dict[float, float | None] = {}
+    previous: int | None = None
+    for res in problem.resources:
+        start = previous if problem.lower_bound and previous is not None else 0
+        guess = previous if previous is not None else 0
+
+        async def test(i: int, res: float = res) -> bool:
+            return await run(loads[i], res)
+
+        found = await find(test, n, start, guess)
+        if found is None and problem.lower_bound and start > 0:
+            found = start - 1
+        table[res] = loads[found] if found is not None else None
+        previous = found
+    return table
+
+
+@dataclass(frozen=True)
+class _Strategy:
+    least: Finder
+    greatest: Finder
+
+    async def __call__(self, problem: SearchProblem) -> dict[float, float | None]:
+        if problem.metric not in METRICS:
+            raise ValueError(f"metric: {problem.metric!r} is not one of {', '.join(METRICS)}")
+        _check_ascending("loads", problem.loads)
+        _check_ascending("resources", problem.resources)
+        run = _Memo(problem.run)
+        if problem.metric == "demand":
+            return await _search_demand(problem, self.least, run)
+        return await _search_capacity(problem, self.greatest, run)
+
+
+def _check_ascending(name: str, values: Sequence[float]) -> None:
+    """A strategy's index arithmetic is meaningless on an unsorted list; fail loudly."""
+    seq = list(values)
+    if any(b <= a for a, b in zip(seq, seq[1:], strict=False)):
+        raise ValueError(f"{name}: must be strictly ascending, got {seq}")
+
+
+STRATEGIES: tuple[SearchStrategy, ...] = (
+    SearchStrategy(
+        "full",
+        "run every (load, resources) pair, then derive the table (most runs, no assumptions)",
+        _Strategy(_full_least, _full_greatest),
+    ),
+    SearchStrategy(
+        "linear",
+        "demand: resources ascending until the first pass; capacity: loads ascending "
+        "until the first failure (the published default, with --lower-bound)",
+        _Strategy(_linear_least, _linear_greatest),
+    ),
+    SearchStrategy(
+        "binary",
+        "binary search over the sorted resources (demand) or loads (capacity); assumes monotonicity",
+        _Strategy(_binary_least, _binary_greatest),
+    ),
+    SearchStrategy(
+        "initial-guess",
+        "start at the previous load's demand (previous resource's capacity); "
+        "walk towards fewer resources while passing, towards more while failing",
+        _Strategy(_guess_least, _guess_greatest),
+    ),
+)

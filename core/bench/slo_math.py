@@ -1,0 +1,196 @@
+"""Numbers behind SLO verdicts, shared by the SLO types, the plots and early stopping.
+
+Pure functions on plain sequences and numpy arrays only, so that every consumer gets
+the same slope for the same samples (a plotted trend line that disagrees with the
+verdict would be worse than none).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bench.api import Series
+
+#: A slope needs two points; fewer means the experiment produced no usable data.
+MIN_SAMPLES = 2
+
+AGGREGATIONS = ("mean", "median", "max", "min", "pNN", "trend")
+OPERATORS = ("lt", "lte", "gt", "gte")
+_PERCENTILE = re.compile(r"^p(\d+(?:\.\d+)?)$")
+
+
+class InsufficientData(ValueError):
+    """Raised when a series has too few usable samples for a verdict."""
+
+
+def slope(
+    timestamps: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray
+) -> tuple[float, float]:
+    """Ordinary least squares of value on time: ``value ~ slope * t + intercept``.
+
+    The intercept is at ``t = 0`` in the caller's time axis, so a plot can draw
+    ``intercept + slope * t`` over the very timestamps it was given. Time is centred
+    before fitting: epoch seconds squared would lose precision in float64.
+    """
+    t = np.asarray(timestamps, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if t.shape != v.shape:
+        raise ValueError(f"timestamps and values differ in length ({t.size} vs {v.size})")
+    if t.size < MIN_SAMPLES:
+        raise InsufficientData(f"{t.size} sample(s), need at least {MIN_SAMPLES} for a slope")
+    t_mean = float(t.mean())
+    v_mean = float(v.mean())
+    dt = t - t_mean
+    denominator = float(np.dot(dt, dt))
+    if denominator == 0.0:
+        raise InsufficientData("all samples share one timestamp; no slope")
+    fitted = float(np.dot(dt, v - v_mean)) / denominator
+    return fitted, v_mean - fitted * t_mean
+
+
+def after_warmup(series: Series, warmup: float) -> tuple[np.ndarray, np.ndarray]:
+    """Time-sorted samples at least ``warmup`` s after the series' first one, NaN removed.
+
+    The cut is relative to the first sample (not to NaN-free ones) so that a missing
+    early sample cannot shift the warm-up window into the measurement.
+    """
+    t = np.asarray(series.timestamps, dtype=float)
+    v = np.asarray(series.values, dtype=float)
+    if t.shape != v.shape:
+        raise ValueError(f"timestamps and values differ in length ({t.size} vs {v.size})")
+    if t.size == 0:
+        return t, v
+    order = np.argsort(t, kind="stable")
+    t, v = t[order], v[order]
+    keep = (t >= t[0] + warmup) & np.isfinite(t) & ~np.isnan(v)
+    return t[keep], v[keep]
+
+
+def usable(series: Series, warmup: float, repetition: int) -> tuple[np.ndarray, np.ndarray]:
+    """Like :func:`after_warmup` but refuses fewer than two samples, naming the repetition."""
+    t, v = after_warmup(series, warmup)
+    if t.size < MIN_SAMPLES:
+        raise InsufficientData(
+            f"repetition {repetition}: {t.size} usable sample(s) after a {warmup:g} s warm-up "
+            f"(of {len(series.values)}), need at least {MIN_SAMPLES}"
+        )
+    return t, v
+
+
+def prepare_all(series: Sequence[Series], warmup: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Usable samples of every repetition; no repetitions at all is also insufficient."""
+    if not series:
+        raise InsufficientData("no series (no repetition produced this SLI)")
+    return [usable(s, warmup, i) for i, s in enumerate(series)]
+
+
+# ----------------------------------------------------------------- aggregation
+
+
+def check_aggregation(name: str, value: Any, allow_trend: bool = True) -> str:
+    """Validates an aggregation name; ``trend`` needs a time axis, so only per repetition."""
+    allowed = AGGREGATIONS if allow_trend else tuple(a for a in AGGREGATIONS if a != "trend")
+    if isinstance(value, str):
+        if value in allowed and value != "pNN":
+            return value
+        match = _PERCENTILE.match(value)
+        if match and 0.0 <= float(match.group(1)) <= 100.0:
+            return value
+    raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)} (pNN: p0 ... p100, e.g. p95)")
+
+
+def aggregate(values: np.ndarray, how: str, timestamps: np.ndarray | None = None) -> float:
+    """One number from many; ``trend`` is the OLS slope and needs ``timestamps``."""
+    if values.size == 0:
+        raise InsufficientData("nothing to aggregate")
+    if how == "mean":
+        return float(np.mean(values))
+    if how == "median":
+        return float(np.median(values))
+    if how == "max":
+        return float(np.max(values))
+    if how == "min":
+        return float(np.min(values))
+    if how == "trend":
+        if timestamps is None:
+            raise ValueError("trend needs timestamps")
+        return slope(timestamps, values)[0]
+    match = _PERCENTILE.match(how)
+    if match is None:
+        raise ValueError(f"unknown aggregation {how!r}")
+    return float(np.percentile(values, float(match.group(1))))
+
+
+def compare(value: float, operator: str, threshold: float) -> bool:
+    if operator == "lt":
+        return value < threshold
+    if operator == "lte":
+        return value <= threshold
+    if operator == "gt":
+        return value > threshold
+    if operator == "gte":
+        return value >= threshold
+    raise ValueError(f"operator: {operator!r} is not one of {', '.join(OPERATORS)}")
+
+
+# ----------------------------------------------------------------- property validation
+
+
+def number(properties: Mapping[str, Any], key: str, minimum: float | None = None) -> float | None:
+    """The property as a finite float (numeric strings accepted: CLI and YAML give those)."""
+    if key not in properties or properties[key] is None:
+        return None
+    raw = properties[key]
+    if isinstance(raw, bool):
+        raise ValueError(f"{key}: {raw!r} is not a number")
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{key}: {raw!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{key}: {raw!r} is not a finite number")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{key}: {raw!r} must be >= {minimum:g}")
+    return value
+
+
+def exclusive(properties: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    """The one threshold form given; two at once would be ambiguous, so refuse."""
+    given = [k for k in keys if properties.get(k) is not None]
+    if len(given) > 1:
+        raise ValueError(f"{given[0]}: give only one of {', '.join(keys)} (got {', '.join(given)})")
+    return given[0] if given else None
+
+
+def resolve_threshold(
+    properties: Mapping[str, Any],
+    keys: Sequence[str],
+    load_rate: float | None,
+    resources: float,
+    default: float | None = None,
+) -> float:
+    """The absolute threshold from whichever form was given.
+
+    ``thresholdRelToLoad`` scales with the generated records/s (a lag slope of 1 % of the
+    input rate means the same at every load); ``thresholdRelToResources`` with the
+    resource amount. A relative threshold without a known rate is an error, not a guess.
+    """
+    key = exclusive(properties, keys)
+    if key is None:
+        if default is None:
+            raise ValueError(f"threshold: required, give one of {', '.join(keys)}")
+        return default
+    factor = number(properties, key)
+    assert factor is not None
+    if key == "thresholdRelToLoad":
+        if load_rate is None:
+            raise ValueError("thresholdRelToLoad: the load rate (records/s) of this experiment is unknown")
+        return factor * load_rate
+    if key == "thresholdRelToResources":
+        return factor * resources
+    return factor
