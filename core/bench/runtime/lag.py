@@ -1,0 +1,173 @@
+"""Consumer lag of the SUT's group, and the topic housekeeping around it.
+
+Lag = sum over the input partitions of (end offset - committed offset), each term
+clamped at 0. End offsets come from the high watermark of a Fetch response, not from
+ListOffsets: tansu answers ListOffsets(latest) with the start of the last batch + 1,
+which makes lag low by up to one producer batch per partition and negative after
+catch-up (ENVIRONMENT.md). The fetch is positioned at that almost-end offset, so it
+returns at most a batch per partition and costs little.
+
+Committed offsets come from the admin API with explicit ``partitions=`` (aiokafka
+without it drops the connection on tansu).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable, Sequence
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+
+FETCH_WAIT_S = 5.0
+
+
+class LagSampler:
+    def __init__(self, bootstrap_servers: str, group_id: str, topics: Sequence[str]) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.group_id = group_id
+        self.topics = list(topics)
+        self._admin: AIOKafkaAdminClient | None = None
+        self._consumer: AIOKafkaConsumer | None = None
+        self._partitions: list[TopicPartition] = []
+        #: per-partition values of the last sample (for diagnostics and tests)
+        self.last_end: dict[TopicPartition, int] = {}
+        self.last_committed: dict[TopicPartition, int] = {}
+
+    async def start(self) -> None:
+        self._admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap_servers)
+        await self._admin.start()
+        # A dedicated, group-less consumer: its only job is to read high watermarks.
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap_servers,
+            enable_auto_commit=False,
+            fetch_max_wait_ms=100,
+            max_partition_fetch_bytes=64 * 1024,
+            auto_offset_reset="latest",
+        )
+        await self._consumer.start()
+        await self._refresh_partitions()
+
+    async def _refresh_partitions(self) -> None:
+        """(Re)assign every partition; a brand-new topic can report none yet, so
+        this runs again on each sample until every topic has partitions."""
+        assert self._consumer is not None
+        found: list[TopicPartition] = []
+        missing = False
+        for topic in self.topics:
+            parts = self._consumer.partitions_for_topic(topic)
+            if not parts:
+                with contextlib.suppress(KafkaError):
+                    await self._consumer._client.force_metadata_update()  # noqa: SLF001
+                parts = self._consumer.partitions_for_topic(topic)
+            if not parts:
+                missing = True
+                continue
+            found.extend(TopicPartition(topic, p) for p in sorted(parts))
+        if found != self._partitions:
+            self._partitions = found
+            self._consumer.assign(found)
+            self._consumer.pause(*found)
+        self._complete = not missing
+
+    async def end_offsets(self) -> dict[TopicPartition, int]:
+        """High watermarks, read from one fresh fetch per partition."""
+        consumer = self._consumer
+        assert consumer is not None
+        tps = list(self._partitions)
+        if not tps:
+            return {}
+        started_ms = int(time.time() * 1000)
+        await consumer.seek_to_end(*tps)
+        consumer.resume(*tps)
+        deadline = time.monotonic() + FETCH_WAIT_S
+        try:
+            while True:
+                fresh = [tp for tp in tps if (consumer.last_poll_timestamp(tp) or 0) >= started_ms]
+                if len(fresh) == len(tps) or time.monotonic() > deadline:
+                    break
+                await consumer.getmany(*[tp for tp in tps if tp not in fresh], timeout_ms=100)
+        finally:
+            consumer.pause(*tps)
+        return {tp: int(consumer.highwater(tp) or 0) for tp in tps}
+
+    async def committed(self) -> dict[TopicPartition, int]:
+        assert self._admin is not None
+        if not self._partitions:
+            return {}
+        offsets = await self._admin.list_consumer_group_offsets(self.group_id, partitions=self._partitions)
+        return {tp: max(0, meta.offset) for tp, meta in offsets.items() if meta is not None}
+
+    async def sample(self) -> float:
+        if not self._partitions or not self._complete:
+            await self._refresh_partitions()
+        end, committed = await asyncio.gather(self.end_offsets(), self.committed())
+        self.last_end, self.last_committed = end, committed
+        return float(sum(max(0, end[tp] - committed.get(tp, 0)) for tp in end))
+
+    async def close(self) -> None:
+        for client in (self._consumer, self._admin):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.stop() if isinstance(client, AIOKafkaConsumer) else await client.close()
+        self._consumer = self._admin = None
+
+    async def __aenter__(self) -> LagSampler:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def create_topics(bootstrap_servers: str, topics: Iterable[tuple[str, int]]) -> None:
+    """Create topics (name, partitions); existing ones are left alone.
+
+    Use fresh names per experiment: tansu auto-creates topics that clients still ask
+    for, so a delete followed by a create of the same name can race with stragglers.
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+    await admin.start()
+    try:
+        new = [NewTopic(name, num_partitions=parts, replication_factor=1) for name, parts in topics]
+        if not new:
+            return
+        try:
+            await admin.create_topics(new)
+        except TopicAlreadyExistsError:
+            pass
+        await _wait_for_partitions(admin, {t.name: t.num_partitions for t in new})
+    finally:
+        await admin.close()
+
+
+async def _wait_for_partitions(
+    admin: AIOKafkaAdminClient, wanted: dict[str, int], timeout: float = 10
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        described = await admin.describe_topics(list(wanted))
+        ready = {
+            d["topic"]
+            for d in described
+            if d.get("error_code", 0) == 0 and len(d.get("partitions", [])) >= wanted[d["topic"]]
+        }
+        if ready >= set(wanted):
+            return
+        await asyncio.sleep(0.1)
+
+
+async def delete_topics(bootstrap_servers: str, names: Iterable[str]) -> None:
+    names = list(names)
+    if not names:
+        return
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+    await admin.start()
+    try:
+        with contextlib.suppress(UnknownTopicOrPartitionError):
+            await admin.delete_topics(names)
+    finally:
+        await admin.close()
