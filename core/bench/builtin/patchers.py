@@ -1,1 +1,96 @@
-"""Built-in patchers plugin (placeholder until implemented)."""
+"""Built-in patchers: the reference set plus two for the embedded platform's objects.
+
+Names follow the reference (Theodolite) so that existing benchmark definitions work.
+Implementations live in ``bench.patchers``; this module only registers them.
+"""
+
+from __future__ import annotations
+
+from bench.api import PatcherType, Registrar
+from bench.hookspecs import hookimpl
+from bench.patchers import configmap, env, generic, meta, replicas, resources
+
+PATCHERS = (
+    PatcherType(
+        "ReplicaPatcher",
+        "spec.replicas = value (SparkApplication: spec.executor.instances)",
+        replicas.replica_patcher,
+    ),
+    PatcherType(
+        "NumSensorsLoadGeneratorReplicaPatcher",
+        "generator replicas = ceil(load / loadGenMaxRecords), default 150000",
+        replicas.num_sensors_patcher,
+    ),
+    PatcherType(
+        "NumNestedGroupsLoadGeneratorReplicaPatcher",
+        "generator replicas = ceil(numSensors^load / loadGenMaxRecords), numSensors default 4",
+        replicas.num_nested_groups_patcher,
+    ),
+    PatcherType(
+        "DataVolumeLoadGeneratorReplicaPatcher",
+        "replicas = ceil(load / maxVolume); env variableName of container = load // replicas",
+        replicas.data_volume_patcher,
+    ),
+    PatcherType(
+        "EnvVarPatcher",
+        "env variableName of container = prefix + value*factor + suffix",
+        env.env_var_patcher,
+    ),
+    PatcherType(
+        "ResourceLimitPatcher",
+        "resources.limits[limitedResource] of container = value*factor + format",
+        resources.resource_limit_patcher,
+    ),
+    PatcherType(
+        "ResourceRequestPatcher",
+        "resources.requests[requestedResource] of container = value*factor + format",
+        resources.resource_request_patcher,
+    ),
+    PatcherType(
+        "ConfigMapYamlPatcher",
+        "key variableName of the YAML file fileName in a ConfigMap = value",
+        configmap.config_map_yaml_patcher,
+    ),
+    PatcherType(
+        "ConfigMapPropertiesPatcher",
+        "key variableName of the properties file fileName in a ConfigMap = value",
+        configmap.config_map_properties_patcher,
+    ),
+    PatcherType("LabelPatcher", "metadata.labels[variableName] = value", meta.label_patcher),
+    PatcherType(
+        "MatchLabelPatcher", "spec.selector.matchLabels[variableName] = value", meta.match_label_patcher
+    ),
+    PatcherType(
+        "TemplateLabelPatcher",
+        "spec.template.metadata.labels[variableName] = value",
+        meta.template_label_patcher,
+    ),
+    PatcherType(
+        "ServiceSelectorPatcher", "Service spec.selector[label] = value", meta.service_selector_patcher
+    ),
+    PatcherType("NamePatcher", "metadata.name = value", meta.name_patcher),
+    PatcherType("ImagePatcher", "image of container = value", meta.image_patcher),
+    PatcherType("NodeSelectorPatcher", "pod nodeSelector[variableName] = value", meta.node_selector_patcher),
+    PatcherType("SchedulerNamePatcher", "pod schedulerName = value", meta.scheduler_name_patcher),
+    PatcherType(
+        "GenericResourcePatcher",
+        "any field by path (a/b/0/c or a.b.0.c) = value converted to type int|float|string|bool",
+        generic.generic_resource_patcher,
+    ),
+    PatcherType(
+        "GeneratorLoadPatcher",
+        "BenchGenerator: spec.sensors = load, spec.replicas = ceil(load / maxPerInstance)",
+        replicas.generator_load_patcher,
+    ),
+    PatcherType(
+        "ParamPatcher",
+        "spec.params[key] = value (type int|float|string|bool; embedded SUT parameters)",
+        generic.param_patcher,
+    ),
+)
+
+
+@hookimpl
+def bench_register_patchers(register: Registrar) -> None:
+    for patcher in PATCHERS:
+        register(patcher)
