@@ -1,0 +1,207 @@
+"""The ``bench`` command line.
+
+Errors a user can fix (bad configuration, unknown plugin, missing Java) end the command
+with exit code 2 and one line naming the cause; everything measured so far stays in the
+results folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from bench import __version__
+from bench.logs import configure_logging
+from bench.model import ConfigError
+from bench.plugins import Registry, load_plugins
+
+EPILOG = """\b
+Examples:
+  bench run --plugin uc1                              laptop-sized defaults
+  bench run --plugin calibrated --set capacity=500 --loads 1000,2000 --resources 1,2,3,4
+  bench run --plugin uc3 --loads 1000,4000 --resources 1,2 --duration 120 --warmup 30
+  bench run --plugin uc1 --execution exec.yaml --results out/ --resume
+  bench run --plugin uc1 --platform kubernetes --dry-run   print patched manifests
+"""
+
+
+class UserError(click.ClickException):
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"bench: error: {self.message}", err=True)
+
+
+def _registry() -> Registry:
+    return load_plugins()
+
+
+class BenchGroup(click.Group):
+    """Adds commands that plugins contribute through ``bench_add_commands``."""
+
+    _loaded = False
+
+    def _load_plugin_commands(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        registry = _registry()
+        if registry.pm is not None:
+            registry.pm.hook.bench_add_commands(cli=self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugin_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            self._load_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bench")
+def cli() -> None:
+    """Scalability benchmarks for Spark Structured Streaming jobs (the Theodolite method).
+
+    For each load, bench finds the least number of Spark instances for which the
+    SLOs hold (resource demand), or for each number of instances the greatest load
+    (capacity), by running isolated experiments: start the SUT, generate load, sample
+    consumer lag, decide with the lag-trend SLO. Start with `bench run --plugin uc1`.
+    """
+
+
+def _split_floats(name: str, raw: str | None) -> list[float] | None:
+    if raw is None:
+        return None
+    try:
+        values = [float(part) for part in raw.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"--{name}: {raw!r} is not a comma-separated list of numbers") from None
+    if not values:
+        raise UserError(f"--{name}: no values given")
+    return values
+
+
+def _parse_sets(items: tuple[str, ...]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            params[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            params[key.strip()] = raw
+    return params
+
+
+@cli.command(epilog=EPILOG)
+@click.option("--plugin", "plugin", required=True, metavar="NAME",
+              help="Use case to benchmark (see `bench plugins`), e.g. uc1, uc2, uc3, uc4, calibrated.")
+@click.option("--benchmark", "benchmark_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Benchmark YAML (default: the use case's own).")
+@click.option("--execution", "execution_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Execution YAML; command-line options override its fields.")
+@click.option("--loads", metavar="L1,L2,..", help="Load values (e.g. sensors at 1 record/s each).")
+@click.option("--resources", metavar="R1,R2,..", help="Resource values (e.g. Spark instances).")
+@click.option("--load-type", metavar="NAME", help="Load type of the benchmark (default: its first).")
+@click.option("--resource-type", metavar="NAME", help="Resource type of the benchmark (default: its first).")
+@click.option("--duration", type=float, metavar="S", help="Seconds of load per repetition.")
+@click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
+@click.option("--repetitions", type=int, metavar="N", help="Repetitions per experiment.")
+@click.option("--search", type=click.Choice(["full", "linear", "binary", "initial-guess"]),
+              help="Search strategy (default linear).")
+@click.option("--lower-bound/--no-lower-bound", default=None,
+              help="Skip resources below the demand of a smaller load (default on).")
+@click.option("--metric", type=click.Choice(["demand", "capacity"]), help="What to find (default demand).")
+@click.option("--threshold", type=float, metavar="X", help="Lag-trend threshold in records/s (absolute).")
+@click.option("--threshold-rel-to-load", type=float, metavar="X",
+              help="Lag-trend threshold as a fraction of the load's records/s (e.g. 0.01).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Plugin parameter (repeatable), e.g. capacity=500, windowSizeMs=60000; "
+                   "OBJECT.FIELD=V sets a deployment field, e.g. generator.periodMs=500.")
+@click.option("--results", "results_dir", default="results", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for result files.")
+@click.option("--resume", is_flag=True, help="Continue the last run in --results, skipping finished experiments.")
+@click.option("--early-stop/--no-early-stop", default=None,
+              help="End a repetition once the lag trend is decided with confidence (default off).")
+@click.option("--platform", "platform_name", default="embedded", show_default=True,
+              help="Where to run: embedded, external, kubernetes.")
+@click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
+@click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
+@click.option("--broker", type=click.Choice(["tansu", "noida"]), help="Embedded broker implementation.")
+@click.option("--namespace", default="default", show_default=True, help="Kubernetes namespace.")
+@click.option("--dry-run", is_flag=True, help="Print the patched deployment of the first experiment and exit.")
+@click.option("--log-format", type=click.Choice(["console", "json"]), default="console", show_default=True)
+@click.option("-v", "--verbose", count=True, help="More log output.")
+def run(**opts: Any) -> None:
+    """Run a scalability benchmark and print the demand (or capacity) table.
+
+    Without files, the use case's own benchmark and laptop-sized defaults are used.
+    Results (per-SLI CSVs, demand/capacity CSV, JSON, PNG plots) go to --results as
+    each experiment finishes. Exit code 0 means the run completed, whatever the verdicts.
+    """
+    configure_logging(opts["log_format"], opts["verbose"])
+    from bench.runner import prepare_run, run_benchmark
+
+    try:
+        registry = _registry()
+        prepared = prepare_run(registry, opts)
+        if opts["dry_run"]:
+            from bench.runner import dry_run
+
+            click.echo(dry_run(registry, prepared, opts))
+            return
+        outcome = asyncio.run(run_benchmark(registry, prepared, opts))
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
+        sys.exit(130)
+    except RuntimeError as exc:
+        raise UserError(str(exc)) from None
+    from bench.runner import print_table
+
+    print_table(outcome)
+
+
+@cli.command()
+def plugins() -> None:
+    """List plugins: distribution, version, and what each registers."""
+    registry = _registry()
+    for info in registry.plugins:
+        origin = "built-in" if info.builtin else f"{info.distribution} {info.version}"
+        if info.error:
+            click.echo(f"{info.name:14} {origin:32} BROKEN: {info.error}")
+            continue
+        provides = "; ".join(f"{kind.replace('_', ' ')}: {', '.join(names)}" for kind, names in info.provides.items())
+        click.echo(f"{info.name:14} {origin:32} {provides or '(hooks only)'}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--benchmark", "benchmark_file", type=click.Path(exists=True, dir_okay=False),
+              help="The benchmark an execution refers to (default: the use case's own).")
+def validate(file: str, benchmark_file: str | None) -> None:
+    """Check a benchmark or execution YAML file without running anything."""
+    from bench.runner import validate_file
+
+    try:
+        message = validate_file(_registry(), Path(file), Path(benchmark_file) if benchmark_file else None)
+    except ConfigError as exc:
+        raise UserError(f"{file}: {exc}") from None
+    click.echo(message)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,368 @@
+"""The run loop: search strategy -> experiments -> repetitions -> SLO verdicts -> results.
+
+The engine knows nothing about Spark, Kafka or Kubernetes: it drives a platform through
+``bench.platforms.base.Platform`` and asks registered SLO types for verdicts. Every
+finished experiment is written before the next starts, so a crash or Ctrl-C keeps all
+that was measured, and ``resume`` answers already-finished experiments from disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import math
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from bench.api import Manifest, SearchProblem, Series, SloContext, SloVerdict, UseCase
+from bench.model import Benchmark, Execution, SloDef, effective_slos
+from bench.patching import apply_all, find_kind, select_indices
+from bench.platforms.base import ExperimentSpec, Platform, TopicSpec
+from bench.plugins import Registry
+from bench.results import ExperimentRecord, ResultStore, fmt_value
+
+log = structlog.get_logger("bench.engine")
+
+#: A generator that falls further behind its target than this makes an experiment invalid.
+MAX_GENERATOR_SHORTFALL = 0.01
+
+
+@dataclass
+class RunConfig:
+    use_case: UseCase
+    benchmark: Benchmark
+    execution: Execution
+    results_dir: Path
+    params: dict[str, Any] = field(default_factory=dict)
+    exp_id: int | None = None
+    resume: bool = False
+
+
+@dataclass
+class RunOutcome:
+    exp_id: int
+    metric: str
+    table: dict[float, float | None]
+    records: list[ExperimentRecord]
+    results_dir: Path
+
+
+#: progress(message, transient): transient messages (per-sample ticks) may be overwritten.
+ProgressFn = Callable[[str, bool], None]
+
+
+def _noop(message: str, transient: bool = False) -> None:
+    return None
+
+
+def build_objects(
+    registry: Registry, bench: Benchmark, execution: Execution, params: dict[str, Any], load: float, resources: float
+) -> list[Manifest]:
+    """The deployment of one experiment: base objects, --set values, overrides, patchers."""
+    objects: list[Manifest] = copy.deepcopy(bench.sut.resources + bench.loadGenerator.resources)
+    for key, value in params.items():
+        obj_name, _, path = key.partition(".")
+        if path and select_indices(objects, obj_name):
+            for i in select_indices(objects, obj_name):
+                _set_path(objects[i].setdefault("spec", {}), path.split("."), value)
+        else:
+            for obj in objects:
+                if obj.get("kind") in ("BenchSut", "BenchGenerator"):
+                    obj.setdefault("spec", {}).setdefault("params", {})[key] = value
+    patches: list[tuple[str, str, dict[str, Any], Any]] = [
+        (o.patcher.type, o.patcher.resource, o.patcher.properties, o.value) for o in execution.configOverrides
+    ]
+    load_type = next(t for t in bench.loadTypes if t.typeName == execution.load.loadType)
+    resource_type = next(t for t in bench.resourceTypes if t.typeName == execution.resources.resourceType)
+    patches += [(p.type, p.resource, p.properties, _num(load)) for p in load_type.patchers]
+    patches += [(p.type, p.resource, p.properties, _num(resources)) for p in resource_type.patchers]
+    return apply_all(registry, objects, patches)
+
+
+def _num(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _set_path(target: dict[str, Any], parts: list[str], value: Any) -> None:
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+    target[parts[-1]] = value
+
+
+def merged_params(use_case: UseCase, bench: Benchmark, execution: Execution, objects: list[Manifest],
+                  params: dict[str, Any]) -> dict[str, Any]:
+    """Defaults < benchmark < execution < --set < what patchers wrote into the objects."""
+    merged: dict[str, Any] = {**use_case.default_params, **bench.params, **execution.params}
+    merged.update({k: v for k, v in params.items() if "." not in k})
+    for kind in ("BenchGenerator", "BenchSut"):
+        obj = find_kind(objects, kind)
+        if obj is not None:
+            merged.update((obj.get("spec") or {}).get("params") or {})
+    return merged
+
+
+def load_rate(objects: list[Manifest], load: float) -> float:
+    """Records/s the generators are asked for: sensors x (1000 / periodMs)."""
+    gen = find_kind(objects, "BenchGenerator")
+    if gen is None:
+        return load
+    spec = gen.get("spec") or {}
+    sensors = float(spec.get("sensors", load))
+    period = float(spec.get("periodMs", 1000.0))
+    return sensors * 1000.0 / period if period > 0 else sensors
+
+
+class Engine:
+    def __init__(
+        self,
+        registry: Registry,
+        config: RunConfig,
+        platform: Platform,
+        progress: ProgressFn = _noop,
+    ) -> None:
+        self.registry = registry
+        self.cfg = config
+        self.platform = platform
+        self.progress = progress
+        self.slos: list[SloDef] = effective_slos(config.benchmark, config.execution)
+        exp_id = config.exp_id
+        if exp_id is None:
+            ids = ResultStore.existing_ids(config.results_dir)
+            exp_id = ids[-1] if (config.resume and ids) else ResultStore.next_id(config.results_dir)
+        self.store = ResultStore(config.results_dir, exp_id)
+        self.cache: dict[tuple[float, float], bool] = {}
+        self._run_counter = 0
+        self._run_token = uuid.uuid4().hex[:6]
+        self.started = time.monotonic()
+        self.experiments_done = 0
+
+    # ------------------------------------------------------------------ public
+
+    async def run(self) -> RunOutcome:
+        ex = self.cfg.execution
+        self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
+        if self.cfg.resume:
+            for rec in self.store.load_previous():
+                self.cache[(rec.load, rec.resources)] = rec.passed
+            if self.cache:
+                self.progress(
+                    f"resuming exp{self.store.id}: {len(self.cache)} experiment(s) already measured", False
+                )
+        strategy_name, lower_bound = ex.execution.strategy.resolved()
+        strategy = self.registry.search_strategies[strategy_name]
+        problem = SearchProblem(
+            loads=ex.load.loadValues,
+            resources=ex.resources.resourceValues,
+            run=self.run_experiment,
+            metric=ex.execution.metric,
+            lower_bound=lower_bound,
+        )
+        await self.platform.open()
+        try:
+            table = await strategy.search(problem)
+        finally:
+            await self.platform.close()
+        self.store.write_table(ex.execution.metric, table, ex.load.loadValues)
+        if self.registry.pm is not None:
+            self.registry.pm.hook.bench_run_finished(
+                results_dir=str(self.cfg.results_dir), metric=ex.execution.metric, table=table
+            )
+        return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir)
+
+    async def run_experiment(self, load: float, resources: float) -> bool:
+        """One SLO experiment: every repetition, then every SLO over all repetitions."""
+        key = (float(load), float(resources))
+        if key in self.cache:
+            return self.cache[key]
+        ex = self.cfg.execution.execution
+        objects = build_objects(
+            self.registry, self.cfg.benchmark, self.cfg.execution, self.cfg.params, load, resources
+        )
+        params = merged_params(self.cfg.use_case, self.cfg.benchmark, self.cfg.execution, objects, self.cfg.params)
+        rate = load_rate(objects, load)
+        record = ExperimentRecord(load=load, resources=resources, passed=False, started=time.time())
+        collected: dict[str, list[Series]] = {}
+        for rep in range(ex.repetitions):
+            spec = self._spec(objects, params, load, resources)
+            if self.registry.pm is not None:
+                self.registry.pm.hook.bench_experiment_started(
+                    experiment_id=spec.experiment_id, load=load, resources=resources, repetition=rep
+                )
+            series, reports = await self._repetition(spec, rep, load, resources)
+            for name, s in series.items():
+                collected.setdefault(name, []).append(s)
+            for report in reports:
+                entry = {
+                    "repetition": rep,
+                    "target_rate": report.target_rate,
+                    "achieved_rate": report.achieved_rate,
+                    "records": report.records,
+                    "seconds": report.seconds,
+                }
+                record.generators.append(entry)
+            target = sum(r.target_rate for r in reports)
+            achieved = sum(r.achieved_rate for r in reports)
+            if target > 0 and achieved < target * (1 - MAX_GENERATOR_SHORTFALL):
+                record.valid = False
+                log.warning(
+                    "GENERATOR FELL BEHIND: experiment is INVALID (not failed)",
+                    load=load, resources=resources, repetition=rep,
+                    target_rate=round(target, 1), achieved_rate=round(achieved, 1),
+                )
+                self.progress(
+                    f"!! load={fmt_value(load)} resources={fmt_value(resources)}: generator achieved "
+                    f"{achieved:.0f}/s of {target:.0f}/s: experiment marked INVALID",
+                    False,
+                )
+        verdicts = self._evaluate(collected, load, resources, rate)
+        record.passed = all(v.passed for v in verdicts.values())
+        record.slos = {name: {"passed": v.passed, **v.details} for name, v in verdicts.items()}
+        record.finished = time.time()
+        self.store.add_experiment(record)
+        self.cache[key] = record.passed
+        self.experiments_done += 1
+        self._write_partial_table()
+        if self.registry.pm is not None:
+            self.registry.pm.hook.bench_experiment_finished(
+                experiment_id=f"exp{self.store.id}", load=load, resources=resources,
+                passed=record.passed, details=record.slos,
+            )
+        self.progress(
+            f"load={fmt_value(load)} resources={fmt_value(resources)}: "
+            f"{'PASS' if record.passed else 'FAIL'}{'' if record.valid else ' (INVALID)'} "
+            + " ".join(f"[{n}: {_summary(v)}]" for n, v in verdicts.items()),
+            False,
+        )
+        return record.passed
+
+    # ------------------------------------------------------------------ internals
+
+    def _spec(self, objects: list[Manifest], params: dict[str, Any], load: float, resources: float) -> ExperimentSpec:
+        self._run_counter += 1
+        exp = f"e{self.store.id}-{self._run_token}-{self._run_counter}"
+        topics = [
+            TopicSpec(logical=t.name, name=f"{t.name}-{exp}", partitions=t.numPartitions)
+            for t in self.cfg.benchmark.kafkaConfig.topics
+        ]
+        return ExperimentSpec(
+            experiment_id=exp,
+            use_case=self.cfg.use_case,
+            objects=copy.deepcopy(objects),
+            topics=topics,
+            params=params,
+            load=load,
+            resources=resources,
+            group_id=f"bench-sut-{exp}",
+        )
+
+    async def _repetition(
+        self, spec: ExperimentSpec, rep: int, load: float, resources: float
+    ) -> tuple[dict[str, Series], list[Any]]:
+        ex = self.cfg.execution.execution
+        label = f"load={fmt_value(load)} resources={fmt_value(resources)} rep {rep + 1}/{ex.repetitions}"
+        series: dict[str, Series] = {}
+        reports: list[Any] = []
+        self.progress(f"{label}: starting (topics, SUT)", True)
+        await self.platform.reset_topics(spec)
+        try:
+            await self.platform.start_sut(spec)
+            if ex.loadGenerationDelay:
+                await asyncio.sleep(ex.loadGenerationDelay)
+            await self.platform.start_generators(spec)
+            started = time.monotonic()
+            next_tick = started
+            while True:
+                sample = await self.platform.sample(spec)
+                for name, value in sample.values.items():
+                    s = series.setdefault(name, Series([], [], labels=spec.group_id))
+                    s.timestamps.append(sample.timestamp)
+                    s.values.append(float(value))
+                elapsed = time.monotonic() - started
+                lag = sample.values.get("lag")
+                self.progress(
+                    f"{label}: {elapsed:5.0f}/{ex.duration:g} s"
+                    + (f"  lag={lag:,.0f}" if lag is not None and math.isfinite(lag) else "")
+                    + f"  ({self._eta(elapsed)} left at most)",
+                    True,
+                )
+                if elapsed >= ex.duration:
+                    break
+                if ex.earlyStop and self._decided_early(series, spec, elapsed):
+                    self.progress(f"{label}: lag trend decided early at {elapsed:.0f} s", False)
+                    break
+                next_tick += ex.sampleInterval
+                await asyncio.sleep(max(0.0, min(next_tick - time.monotonic(), ex.duration - elapsed)))
+            reports = list(await self.platform.stop_generators(spec))
+        finally:
+            try:
+                await self.platform.stop_sut(spec)
+            finally:
+                await self.platform.delete_topics(spec)
+        if ex.afterTeardownDelay:
+            await asyncio.sleep(ex.afterTeardownDelay)
+        return series, reports
+
+    def _decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float) -> bool:
+        from bench.early_stop import decided
+
+        return decided(self.slos, self.registry, series, self.cfg.execution.execution, spec, elapsed)
+
+    def _evaluate(
+        self, collected: dict[str, list[Series]], load: float, resources: float, rate: float
+    ) -> dict[str, SloVerdict]:
+        ex = self.cfg.execution.execution
+        verdicts: dict[str, SloVerdict] = {}
+        for slo in self.slos:
+            slo_type = self.registry.slos[slo.sloType]
+            sli = slo_type.sli or str(slo.properties.get("sli", ""))
+            reps = collected.get(sli, [])
+            for rep, s in enumerate(reps):
+                self.store.write_series(load, resources, slo.name, rep, s)
+            warmup = float(slo.properties.get("warmup", ex.warmup))
+            ctx = SloContext(load=load, resources=resources, warmup=warmup, properties=slo.properties,
+                             load_rate=rate)
+            if not reps:
+                verdicts[slo.name] = SloVerdict(False, {"error": f"no samples of SLI {sli!r} were recorded"})
+                continue
+            verdicts[slo.name] = slo_type.check(reps, ctx)
+        return verdicts
+
+    def _write_partial_table(self) -> None:
+        """Provisional table from what is measured so far, so a crash keeps it too."""
+        metric = self.cfg.execution.execution.metric
+        table: dict[float, float | None] = {}
+        for (load, res), passed in self.cache.items():
+            if metric == "demand":
+                if passed and (table.get(load) is None or res < (table[load] or math.inf)):
+                    table[load] = res
+                table.setdefault(load, None)
+            else:
+                if passed and (table.get(res) is None or load > (table[res] or -math.inf)):
+                    table[res] = load
+                table.setdefault(res, None)
+        self.store.write_table(metric, table, self.cfg.execution.load.loadValues)
+
+    def _eta(self, elapsed_in_rep: float) -> str:
+        ex = self.cfg.execution
+        total = len(ex.load.loadValues) * len(ex.resources.resourceValues)
+        left = max(0, total - len(self.cache))
+        per_rep = ex.execution.duration + ex.execution.loadGenerationDelay + ex.execution.afterTeardownDelay + 20
+        seconds = max(0.0, left * ex.execution.repetitions * per_rep - elapsed_in_rep)
+        return f"{left} experiment(s), ~{seconds / 60:.0f} min"
+
+
+def _summary(verdict: SloVerdict) -> str:
+    d = verdict.details
+    if "error" in d:
+        return f"error: {d['error']}"
+    parts = []
+    for key in ("median", "aggregate", "ratio", "max_ratio", "threshold"):
+        if key in d and isinstance(d[key], int | float):
+            parts.append(f"{key}={d[key]:.4g}")
+    return " ".join(parts) or ("pass" if verdict.passed else "fail")

@@ -1,0 +1,296 @@
+"""Turning command-line options into a validated run, and presenting its outcome.
+
+Kept apart from ``cli`` so tests (and other front ends) can prepare and run a
+benchmark without click, and apart from ``engine`` so the engine stays free of
+user-interface concerns.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from bench.api import UseCase
+from bench.engine import Engine, RunConfig, RunOutcome, build_objects
+from bench.model import (
+    Benchmark,
+    ConfigError,
+    Execution,
+    kind_of,
+    load_yaml,
+    parse_benchmark,
+    parse_execution,
+    validate_benchmark,
+    validate_execution,
+)
+from bench.plugins import Registry
+from bench.results import fmt_value
+
+#: Laptop-sized defaults used when neither an execution file nor the use case says
+#: otherwise: a complete demand table in well under 15 minutes on 2 cores.
+LAPTOP_EXECUTION: dict[str, Any] = {
+    "load": {"loadValues": [2000, 8000]},
+    "resources": {"resourceValues": [1, 2]},
+    "execution": {"duration": 120, "warmup": 30, "repetitions": 1, "afterTeardownDelay": 2},
+}
+
+LAG_TREND = "lag-trend"
+
+
+@dataclass
+class PreparedRun:
+    use_case: UseCase
+    benchmark: Benchmark
+    execution: Execution
+    params: dict[str, Any]
+    platform_options: dict[str, Any]
+
+
+def find_use_case(registry: Registry, name: str) -> UseCase:
+    if name in registry.use_cases:
+        return registry.use_cases[name]
+    for info in registry.plugins:
+        if info.name == name and info.error is None and len(info.provides.get("use_cases", [])) == 1:
+            return registry.use_cases[info.provides["use_cases"][0]]
+        if info.name == name and info.error:
+            raise ConfigError(f"--plugin {name}: the plugin is installed but broken: {info.error}")
+    known = ", ".join(sorted(registry.use_cases)) or "(none installed)"
+    raise ConfigError(f"--plugin: {name!r} is not a known use case; known: {known}")
+
+
+def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _execution_doc(bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
+    """Defaults < use case's defaultExecution < --execution file < command-line options."""
+    doc: dict[str, Any] = _deep_merge(LAPTOP_EXECUTION, bench.defaultExecution or {})
+    doc["benchmark"] = bench.name
+    doc["load"] = {**doc.get("load", {}), "loadType": bench.loadTypes[0].typeName}
+    doc["resources"] = {**doc.get("resources", {}), "resourceType": bench.resourceTypes[0].typeName}
+    if opts.get("execution_file"):
+        raw = load_yaml(opts["execution_file"])
+        if isinstance(raw, dict) and isinstance(raw.get("spec"), dict):
+            name = (raw.get("metadata") or {}).get("name")
+            raw = {**raw["spec"], **({"name": name} if name else {})}
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{opts['execution_file']}: expected a mapping")
+        doc = _deep_merge(doc, raw)
+    ex = doc.setdefault("execution", {})
+    from bench.cli import _split_floats
+
+    if (loads := _split_floats("loads", opts.get("loads"))) is not None:
+        doc["load"]["loadValues"] = loads
+    if (res := _split_floats("resources", opts.get("resources"))) is not None:
+        doc["resources"]["resourceValues"] = res
+    if opts.get("load_type"):
+        doc["load"]["loadType"] = opts["load_type"]
+    if opts.get("resource_type"):
+        doc["resources"]["resourceType"] = opts["resource_type"]
+    for opt, key in (("duration", "duration"), ("warmup", "warmup"), ("repetitions", "repetitions"),
+                     ("metric", "metric"), ("early_stop", "earlyStop")):
+        if opts.get(opt) is not None:
+            ex[key] = opts[opt]
+    strategy = dict(ex.get("strategy") or {})
+    if opts.get("search"):
+        strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
+    if opts.get("lower_bound") is not None:
+        strategy["restrictions"] = ["LowerBound"] if opts["lower_bound"] else []
+    if strategy:
+        ex["strategy"] = strategy
+    threshold, rel = opts.get("threshold"), opts.get("threshold_rel_to_load")
+    if threshold is not None and rel is not None:
+        raise ConfigError("--threshold and --threshold-rel-to-load exclude each other")
+    if threshold is not None or rel is not None:
+        overrides = [o for o in doc.get("slos", []) if isinstance(o, dict)]
+        for slo in bench.slos:
+            if slo.sloType != LAG_TREND:
+                continue
+            props = {"threshold": threshold} if threshold is not None else {"thresholdRelToLoad": rel}
+            overrides = [o for o in overrides if o.get("name") != slo.name]
+            overrides.append({"name": slo.name, "properties": props, "replaceThreshold": True})
+        doc["slos"] = overrides
+    return doc
+
+
+def _strip_threshold_conflicts(bench: Benchmark, doc: dict[str, Any]) -> None:
+    """A threshold given on the command line replaces the benchmark's, of either kind."""
+    for override in doc.get("slos", []):
+        if override.pop("replaceThreshold", False):
+            for slo in bench.slos:
+                if slo.name == override["name"]:
+                    for key in ("threshold", "thresholdRelToLoad"):
+                        slo.properties.pop(key, None)
+
+
+def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
+    """Everything is checked here, before any process starts."""
+    use_case = find_use_case(registry, opts["plugin"])
+    bench_doc = load_yaml(opts["benchmark_file"]) if opts.get("benchmark_file") else use_case.default_benchmark()
+    bench = parse_benchmark(bench_doc)
+    validate_benchmark(bench, registry)
+    doc = _execution_doc(bench, opts)
+    _strip_threshold_conflicts(bench, doc)
+    execution = parse_execution(doc)
+    validate_execution(execution, bench, registry)
+    platform = opts.get("platform_name") or "embedded"
+    if platform not in registry.platforms:
+        known = ", ".join(sorted(registry.platforms))
+        raise ConfigError(f"--platform: {platform!r} is not one of {known}")
+    params = _parse_sets(opts.get("sets") or ())
+    platform_options = {
+        "platform": platform,
+        "bootstrap_servers": opts.get("bootstrap_servers") or bench.kafkaConfig.bootstrapServer,
+        "spark_master": opts.get("spark_master"),
+        "broker": opts.get("broker") or "tansu",
+        "namespace": opts.get("namespace") or "default",
+        "sample_interval": execution.execution.sampleInterval,
+    }
+    if platform == "embedded" and use_case.topology is not None and not opts.get("dry_run"):
+        check_java()
+    # Every experiment's deployment must build: catches bad patcher properties now.
+    try:
+        build_objects(registry, bench, execution, params, execution.load.loadValues[0],
+                      execution.resources.resourceValues[0])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"patching the deployment failed: {exc}") from None
+    return PreparedRun(use_case, bench, execution, params, platform_options)
+
+
+def _parse_sets(items: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    from bench.cli import _parse_sets as parse
+
+    return parse(tuple(items))
+
+
+def check_java() -> None:
+    java = shutil.which("java") or (
+        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else None
+    )
+    if not java or not os.path.exists(java):
+        raise ConfigError(
+            "Java 17+ is needed to run Spark and was not found (no `java` on PATH, no JAVA_HOME); "
+            "on Debian/Ubuntu: apt-get install openjdk-17-jre-headless"
+        )
+
+
+class Progress:
+    """Progress lines on stderr; per-sample ticks overwrite each other on a terminal."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last_tick = 0.0
+        self.open_line = False
+
+    def __call__(self, message: str, transient: bool = False) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        if transient and self.tty:
+            click.echo(f"\r\x1b[2K{stamp} {message}", nl=False, err=True)
+            self.open_line = True
+            return
+        if transient and time.monotonic() - self.last_tick < 30:
+            return
+        if transient:
+            self.last_tick = time.monotonic()
+        if self.open_line:
+            click.echo("", err=True)
+            self.open_line = False
+        click.echo(f"{stamp} {message}", err=True)
+
+
+async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> RunOutcome:
+    factory = registry.platforms[prepared.platform_options["platform"]]
+    platform = factory.create(prepared.platform_options)
+    results_dir = Path(opts.get("results_dir") or "results")
+    config = RunConfig(
+        use_case=prepared.use_case,
+        benchmark=prepared.benchmark,
+        execution=prepared.execution,
+        results_dir=results_dir,
+        params=prepared.params,
+        resume=bool(opts.get("resume")),
+    )
+    progress = Progress()
+    engine = Engine(registry, config, platform, progress)
+    progress(f"exp{engine.store.id}: {prepared.use_case.name}, results in {results_dir}/")
+    outcome = await engine.run()
+    try:
+        from bench.plots import make_plots
+
+        for path in make_plots(outcome, prepared.benchmark):
+            progress(f"plot: {path}")
+    except Exception as exc:  # noqa: BLE001 - a plot problem must not lose the run's result
+        progress(f"plots skipped: {type(exc).__name__}: {exc}")
+    return outcome
+
+
+def print_table(outcome: RunOutcome) -> None:
+    if outcome.metric == "demand":
+        head, rows = ("load", "resources"), outcome.table
+    else:
+        head, rows = ("resources", "max load"), outcome.table
+    invalid = {(r.load, r.resources) for r in outcome.records if not r.valid}
+    click.echo(f"\n{outcome.metric} (exp{outcome.exp_id}):")
+    click.echo(f"  {head[0]:>12}  {head[1]:>12}")
+    for key in sorted(rows):
+        value = rows[key]
+        shown = fmt_value(value) if value is not None else "none passed"
+        pair = (key, value) if outcome.metric == "demand" else (value, key)
+        mark = " (invalid: generator fell behind)" if pair in invalid else ""
+        click.echo(f"  {fmt_value(key):>12}  {shown:>12}{mark}")
+    click.echo(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv")
+
+
+def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> str:
+    """The deployment of the first experiment, patched, as the platform would apply it."""
+    load = prepared.execution.load.loadValues[0]
+    res = prepared.execution.resources.resourceValues[0]
+    objects = build_objects(registry, prepared.benchmark, prepared.execution, prepared.params, load, res)
+    if prepared.platform_options["platform"] == "kubernetes":
+        from bench.engine import merged_params
+        from bench.platforms.base import ExperimentSpec, TopicSpec
+        from bench.platforms.kubernetes import render_manifests
+
+        params = merged_params(prepared.use_case, prepared.benchmark, prepared.execution, objects, prepared.params)
+        spec = ExperimentSpec(
+            experiment_id="dry-run",
+            use_case=prepared.use_case,
+            objects=objects,
+            topics=[TopicSpec(t.name, t.name, t.numPartitions) for t in prepared.benchmark.kafkaConfig.topics],
+            params=params,
+            load=load,
+            resources=res,
+        )
+        objects = render_manifests(spec)
+    header = f"# load={fmt_value(load)} resources={fmt_value(res)}\n"
+    return header + yaml.safe_dump_all(objects, sort_keys=False)
+
+
+def validate_file(registry: Registry, path: Path, benchmark_path: Path | None) -> str:
+    doc = load_yaml(path)
+    if kind_of(doc) == "benchmark":
+        bench = parse_benchmark(doc)
+        validate_benchmark(bench, registry)
+        return f"{path}: valid benchmark {bench.name!r} (use case {bench.useCase})"
+    execution = parse_execution(doc)
+    if benchmark_path is not None:
+        bench = parse_benchmark(load_yaml(benchmark_path))
+    else:
+        bench = parse_benchmark(find_use_case(registry, execution.benchmark).default_benchmark())
+    validate_benchmark(bench, registry)
+    validate_execution(execution, bench, registry)
+    return f"{path}: valid execution {execution.name!r} of benchmark {bench.name!r}"
