@@ -330,7 +330,9 @@ class Engine:
             if not reps:
                 verdicts[slo.name] = SloVerdict(False, {"error": f"no samples of SLI {sli!r} were recorded"})
                 continue
-            verdicts[slo.name] = slo_type.check(reps, ctx)
+            verdict = slo_type.check(reps, ctx)
+            verdict.details.setdefault("warmup", warmup)
+            verdicts[slo.name] = verdict
         return verdicts
 
     def _write_partial_table(self) -> None:

@@ -63,8 +63,8 @@ def make_plots(outcome: RunOutcome, bench: Benchmark) -> list[Path]:
                 rel = [t - t0 for t in series.timestamps]
                 ax.plot(rel, series.values, marker=".", label=f"rep {rep} (slope {slope:.1f}/s)")
                 if rep < len(intercepts) and intercepts[rep] is not None and slope is not None:
-                    # Intercepts are at the series' own first timestamp (see slo_math.slope).
-                    ax.plot(rel, [intercepts[rep] + slope * x for x in rel], linestyle="--")
+                    # Intercepts are at t = 0 on the epoch axis (see slo_math.slope).
+                    ax.plot(rel, [intercepts[rep] + slope * t for t in series.timestamps], linestyle="--")
             threshold = details.get("threshold")
             warmup = details.get("warmup")
             if isinstance(warmup, int | float):
