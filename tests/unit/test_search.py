@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
 
 import pytest
 from bench.api import SearchProblem, SearchStrategy
@@ -35,22 +37,27 @@ class Table:
         return self.verdict(load, resources)
 
 
-def demand_table(demand: dict[float, float | None]) -> Table:
+def demand_table(demand: Mapping[Any, Any]) -> Table:
     """Monotone in resources: passes iff resources >= demand (None: never passes)."""
     return Table(lambda load, res: demand[load] is not None and res >= demand[load])  # type: ignore[operator]
 
 
-def capacity_table(capacity: dict[float, float | None]) -> Table:
+def capacity_table(capacity: Mapping[Any, Any]) -> Table:
     """Monotone in load: passes iff load <= capacity (None: never passes)."""
     return Table(lambda load, res: capacity[res] is not None and load <= capacity[res])  # type: ignore[operator]
 
 
-def explicit(passing: set[tuple[float, float]]) -> Table:
+def explicit(passing: AbstractSet[tuple[Any, Any]]) -> Table:
     return Table(lambda load, res: (load, res) in passing)
 
 
 async def search(
-    name: str, table: Table, metric: str = "demand", lower_bound: bool = True, loads=LOADS, resources=RESOURCES
+    name: str,
+    table: Table,
+    metric: str = "demand",
+    lower_bound: bool = True,
+    loads: Sequence[float] = LOADS,
+    resources: Sequence[float] = RESOURCES,
 ) -> dict[float, float | None]:
     problem = SearchProblem(loads, resources, table.run, metric=metric, lower_bound=lower_bound)
     return await BY_NAME[name].search(problem)
@@ -58,7 +65,7 @@ async def search(
 
 def test_hook_registers_the_four_strategies() -> None:
     found: list[SearchStrategy] = []
-    bench_register_search_strategies(register=found.append)
+    bench_register_search_strategies(register=lambda item: found.append(item))
     assert [s.name for s in found] == list(NAMES)
     assert all(isinstance(s, SearchStrategy) and s.description for s in found)
 
@@ -98,7 +105,7 @@ async def test_random_monotone_tables(name: str, metric: str, lower_bound: bool)
         demand = {ld: (resources[i] if i < len(resources) else None) for ld, i in zip(loads, frontier, strict=True)}
         truth_demand = dict(demand)
 
-        def passes(load: float, res: float, demand: dict[float, float | None] = demand) -> bool:
+        def passes(load: float, res: float, demand: Mapping[Any, Any] = demand) -> bool:
             d = demand[load]
             return d is not None and res >= d
 
