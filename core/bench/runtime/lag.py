@@ -144,9 +144,7 @@ async def create_topics(bootstrap_servers: str, topics: Iterable[tuple[str, int]
         await admin.close()
 
 
-async def _wait_for_partitions(
-    admin: AIOKafkaAdminClient, wanted: dict[str, int], timeout: float = 10
-) -> None:
+async def _wait_for_partitions(admin: AIOKafkaAdminClient, wanted: dict[str, int], timeout: float = 10) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         described = await admin.describe_topics(list(wanted))

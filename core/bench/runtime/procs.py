@@ -68,9 +68,7 @@ def popen(cmd: Sequence[str], *, what: str = "", **kwargs: Any) -> subprocess.Po
 
 async def spawn(cmd: Sequence[str], *, what: str = "", **kwargs: Any) -> asyncio.subprocess.Process:
     """Start a child in its own session; the session id equals its pid."""
-    proc = await asyncio.create_subprocess_exec(
-        *cmd, start_new_session=True, preexec_fn=_child_setup, **kwargs
-    )
+    proc = await asyncio.create_subprocess_exec(*cmd, start_new_session=True, preexec_fn=_child_setup, **kwargs)
     _remember(proc.pid, what or cmd[0])
     return proc
 

@@ -1,0 +1,215 @@
+"""The ``active-power`` load generator: an open workload of ActivePowerRecords.
+
+Open model: every key emits one record every ``period_ms`` with its own random phase,
+on a schedule fixed at start and independent of how fast the SUT consumes. If the
+generator itself cannot keep up it falls behind its schedule (it never drops records
+silently) and its report says so: ``achieved_rate`` counts only records the broker
+acknowledged, over the wall-clock time of the run.
+
+Values are JSON (``{"identifier","timestamp","valueInW"}``): Spark parses JSON inside
+the JVM with ``from_json``, while Avro would need the spark-avro JAR that the pyspark
+wheel lacks. The Kafka record timestamp is the record's own timestamp (its scheduled
+emission time, epoch ms), and the key is the identifier, partitioned with Kafka's
+default murmur2 so any Kafka client would place it identically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import murmur2
+
+from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys
+
+#: most records one scheduling step produces; keeps the loop responsive when behind
+MAX_STEP = 20_000
+#: longest sleep between scheduling steps (s)
+MAX_SLEEP = 0.05
+#: how often progress is reported (s)
+PROGRESS_EVERY = 1.0
+
+
+@dataclass
+class RunControl:
+    """Lets the process running a generator stop it gracefully and hear progress.
+
+    Generators are plain coroutines (``GeneratorType.run``); ``generator_main`` sets
+    one of these in :data:`CONTROL` so a generator that cares can stop on request
+    (and still return its report) and publish progress.
+    """
+
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    progress: Callable[[dict[str, Any]], None] | None = None
+
+
+CONTROL: ContextVar[RunControl | None] = ContextVar("bench_generator_control", default=None)
+
+
+def current_control() -> RunControl:
+    control = CONTROL.get()
+    if control is None:
+        control = RunControl()
+        CONTROL.set(control)
+    return control
+
+
+def encode_record(identifier_json: str, timestamp_ms: int, value: float) -> bytes:
+    return b'{"identifier":%s,"timestamp":%d,"valueInW":%s}' % (
+        identifier_json.encode(),
+        timestamp_ms,
+        repr(float(value)).encode(),
+    )
+
+
+def partition_of(key: bytes, partitions: int) -> int:
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+class Schedule:
+    """Emission times of an open workload: key j emits at phase_j + k * period.
+
+    Keys are sorted by phase so the n-th emission overall is key n % K in cycle
+    n // K; "what is due until t" is then a counter, not a heap of timers.
+    """
+
+    def __init__(self, count: int, period_ms: float, rng: random.Random) -> None:
+        self.period_ms = period_ms
+        phases = sorted((rng.uniform(0, period_ms), i) for i in range(count))
+        self.phases = [p for p, _ in phases]
+        self.order = [i for _, i in phases]
+        self.count = count
+        self.emitted = 0  # emissions handed out so far
+
+    def due_at(self, n: int) -> float:
+        cycle, j = divmod(n, self.count)
+        return cycle * self.period_ms + self.phases[j]
+
+    def take(self, until_ms: float, limit: int) -> list[tuple[int, float]]:
+        """Every (key index, due ms) due up to ``until_ms``, at most ``limit``."""
+        out: list[tuple[int, float]] = []
+        if self.count == 0:
+            return out
+        while len(out) < limit:
+            due = self.due_at(self.emitted)
+            if due > until_ms:
+                break
+            out.append((self.order[self.emitted % self.count], due))
+            self.emitted += 1
+        return out
+
+    def next_due(self) -> float:
+        return self.due_at(self.emitted) if self.count else float("inf")
+
+
+async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
+    params: Mapping[str, Any] = spec.params
+    control = current_control()
+    keys: Sequence[str] = list(spec.keys)
+    period_ms = float(spec.period_ms)
+    target = len(keys) * 1000.0 / period_ms if period_ms > 0 else 0.0
+    value = float(params.get("valueInW", 10.0))
+    rng = random.Random(params.get("seed"))
+    schedule = Schedule(len(keys), period_ms, rng)
+    key_bytes = [k.encode() for k in keys]
+    key_json = [json.dumps(k) for k in keys]
+
+    producer = AIOKafkaProducer(
+        bootstrap_servers=spec.bootstrap_servers,
+        acks=int(params.get("acks", 1)),
+        linger_ms=int(params.get("lingerMs", 5)),
+        max_batch_size=int(params.get("batchSize", 256 * 1024)),
+        max_request_size=4 * 1024 * 1024,
+        compression_type=params.get("compression"),
+    )
+    await producer.start()
+    delivered = 0
+    pending: set[asyncio.Future[Any]] = set()
+    try:
+        partitions = sorted(await producer.partitions_for(spec.topic))
+        key_partition = [partitions[partition_of(k, len(partitions))] for k in key_bytes]
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        epoch0_ms = time.time() * 1000.0
+        last_progress = start
+        stop_at = start + spec.duration_s if spec.duration_s else None
+
+        def _done(fut: asyncio.Future[Any], count: int) -> None:
+            nonlocal delivered
+            pending.discard(fut)
+            if not fut.cancelled() and fut.exception() is None:
+                delivered += count
+
+        def _track(fut: asyncio.Future[Any], count: int) -> None:
+            pending.add(fut)
+            fut.add_done_callback(lambda f: _done(f, count))
+
+        finished = False
+        while not control.stop.is_set() and not finished:
+            now = loop.time()
+            if stop_at is not None and now >= stop_at:
+                now, finished = stop_at, True  # emit what was due until the very end
+            due = schedule.take((now - start) * 1000.0, MAX_STEP)
+            finished = finished and len(due) < MAX_STEP
+            batches: dict[int, Any] = {}
+            for idx, due_ms in due:
+                part = key_partition[idx]
+                ts = int(epoch0_ms + due_ms)
+                record = encode_record(key_json[idx], ts, value)
+                batch = batches.get(part)
+                if batch is None:
+                    batch = batches[part] = producer.create_batch()
+                if batch.append(key=key_bytes[idx], value=record, timestamp=ts) is None:
+                    fut = await producer.send_batch(batch, spec.topic, partition=part)
+                    _track(fut, batch.record_count())
+                    batch = batches[part] = producer.create_batch()
+                    batch.append(key=key_bytes[idx], value=record, timestamp=ts)
+            for part, batch in batches.items():
+                if batch.record_count():
+                    fut = await producer.send_batch(batch, spec.topic, partition=part)
+                    _track(fut, batch.record_count())
+            now = loop.time()
+            if control.progress is not None and now - last_progress >= PROGRESS_EVERY:
+                last_progress = now
+                elapsed = now - start
+                control.progress(
+                    {
+                        "records": delivered,
+                        "seconds": elapsed,
+                        "rate": delivered / elapsed if elapsed > 0 else 0.0,
+                        "target": target,
+                        "behindMs": max(0.0, (now - start) * 1000.0 - schedule.next_due()),
+                    }
+                )
+            if len(due) < MAX_STEP:  # on schedule: sleep until the next emission
+                wait = schedule.next_due() / 1000.0 - (now - start)
+                wait = max(0.0, min(MAX_SLEEP, wait))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(control.stop.wait(), wait)
+            else:
+                await asyncio.sleep(0)
+        # Wall time until the last record was handed over: a generator that fell
+        # behind its schedule took longer than the schedule says, and reports so.
+        seconds = loop.time() - start
+        if pending:
+            await asyncio.wait(set(pending), timeout=10)
+    finally:
+        await producer.stop()
+    achieved = delivered / seconds if seconds > 0 else 0.0
+    return GeneratorReport(target_rate=target, achieved_rate=achieved, records=delivered, seconds=seconds)
+
+
+ACTIVE_POWER = GeneratorType(
+    name="active-power",
+    description="ActivePowerRecords as JSON, one per key every periodMs with a random phase (open model)",
+    run=run_active_power,
+    keys=sensor_keys,
+)
