@@ -28,9 +28,7 @@ class InsufficientData(ValueError):
     """Raised when a series has too few usable samples for a verdict."""
 
 
-def slope(
-    timestamps: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray
-) -> tuple[float, float]:
+def slope(timestamps: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Ordinary least squares of value on time: ``value ~ slope * t + intercept``.
 
     The intercept is at ``t = 0`` in the caller's time axis, so a plot can draw
