@@ -1,0 +1,382 @@
+"""Default Kubernetes manifests for the embedded platform's kinds, and readiness rules.
+
+A benchmark written for the embedded platform describes its SUT as ``BenchSut``
+(replicas = Spark instances, params) and its load as ``BenchGenerator`` (sensors,
+replicas, periodMs, params). On Kubernetes these become:
+
+- SUT, ``sut_mode: spark-operator`` (default): a SparkApplication of the Spark operator
+  (executor instances = replicas) running ``bench.runtime.spark_driver``;
+  ``sut_mode: standalone``: a Spark master Deployment + Service, a worker Deployment
+  (replicas, one core each) and a driver Job, all from the pyspark wheel.
+- Generator: a StatefulSet (replicas = instances) running ``bench.k8s.generator_entry``.
+  A StatefulSet rather than a Deployment because each instance must know its ordinal
+  to take its own contiguous key range, as the reference's instances do.
+
+Everything else in a benchmark is applied as written. Every object gets the labels
+``app.kubernetes.io/managed-by: bench`` and ``bench/experiment`` and an annotation
+``bench/role`` (sut|generator) that decides when it is started and stopped.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from bench.api import Manifest
+from bench.platforms.base import ExperimentSpec
+
+ROLE = "bench/role"
+EXPERIMENT_LABEL = "bench/experiment"
+MANAGED = {"app.kubernetes.io/managed-by": "bench"}
+SPEC_DIR = "/etc/bench"
+SPARK_DRIVER_FILE = "local:///opt/bench/spark_driver.py"
+
+DEFAULTS: dict[str, Any] = {
+    "namespace": "default",
+    "image": "ghcr.io/example/bench:latest",
+    "image_pull_policy": "IfNotPresent",
+    "sut_mode": "spark-operator",
+    "kafka_bootstrap": "my-cluster-kafka-bootstrap:9092",
+    "spark_version": "4.0.1",
+    "spark_service_account": "bench-spark",
+    "executor_cores": 1,
+    "executor_memory": "1g",
+    "driver_memory": "1g",
+    "trigger_seconds": None,
+    "connector": "python",
+}
+
+
+def option(options: Mapping[str, Any] | None, key: str) -> Any:
+    """A platform option: given options, else ``BENCH_K8S_<KEY>`` from the environment
+    (so the CLI needs no flag per option), else the default."""
+    value = (options or {}).get(key)
+    if value is None and key == "kafka_bootstrap":
+        value = (options or {}).get("bootstrap_servers")
+    if value is None:
+        value = os.environ.get(f"BENCH_K8S_{key.upper()}")
+    return DEFAULTS.get(key) if value is None else value
+
+
+def dns_name(*parts: str) -> str:
+    """A DNS-1123 name (lowercase alphanumerics and '-', at most 63 characters)."""
+    raw = "-".join(p for p in parts if p)
+    name = re.sub(r"[^a-z0-9-]+", "-", raw.lower()).strip("-")
+    return (name[:63].rstrip("-")) or "bench"
+
+
+def role_of(obj: Manifest) -> str:
+    """``generator`` or ``sut``: the annotation decides; else the kind; else the name."""
+    meta = obj.get("metadata", {}) or {}
+    annotated = (meta.get("annotations") or {}).get(ROLE)
+    if annotated in ("sut", "generator"):
+        return str(annotated)
+    if obj.get("kind") == "BenchGenerator":
+        return "generator"
+    source = str((meta.get("annotations") or {}).get("bench/source", ""))
+    if "generator" in str(meta.get("name", "")) or "generator" in source:
+        return "generator"
+    return "sut"
+
+
+def _mark(obj: Manifest, role: str, experiment: str, namespace: str) -> Manifest:
+    meta = obj.setdefault("metadata", {})
+    meta.setdefault("namespace", namespace)
+    meta["labels"] = {**(meta.get("labels") or {}), **MANAGED, EXPERIMENT_LABEL: dns_name(experiment)}
+    meta["annotations"] = {**(meta.get("annotations") or {}), ROLE: role}
+    return obj
+
+
+def _labels(base: str, component: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": base, "app.kubernetes.io/component": component}
+
+
+def _spec_config_map(name: str, payload: Mapping[str, Any]) -> Manifest:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name},
+        "data": {"spec.json": json.dumps(payload, indent=2, sort_keys=True)},
+    }
+
+
+def _env_list(env: Mapping[str, Any] | None) -> list[dict[str, str]]:
+    return [{"name": str(k), "value": str(v)} for k, v in (env or {}).items()]
+
+
+def _resources(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(dict(spec.get("resources") or {}))
+
+
+def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any] | None) -> list[Manifest]:
+    body = sut.get("spec") or {}
+    replicas = int(body.get("replicas", 1))
+    base = dns_name("bench", spec.use_case.name, str(sut.get("metadata", {}).get("name", "sut")))
+    image = str(body.get("image") or option(options, "image"))
+    standalone = option(options, "sut_mode") == "standalone"
+    master = f"spark://{base}-master:7077" if standalone else None
+    payload = {
+        "use_case": spec.use_case.name,
+        "bootstrap_servers": str(option(options, "kafka_bootstrap")),
+        "topics": spec.topic_map(),
+        "group_id": spec.group_id,
+        "params": {**dict(spec.params), **(body.get("params") or {})},
+        "instances": replicas,
+        "spark_master": master,
+        "trigger_seconds": option(options, "trigger_seconds"),
+        "max_records_per_trigger": None,
+        "checkpoint_dir": "/tmp/bench-checkpoint",
+        "connector": option(options, "connector"),
+    }
+    config = _spec_config_map(f"{base}-spec", payload)
+    env = _env_list(body.get("env"))
+    mount = {"name": "spec", "mountPath": SPEC_DIR}
+    volume = {"name": "spec", "configMap": {"name": f"{base}-spec"}}
+    if not standalone:
+        return [config, _spark_application(base, image, replicas, env, mount, volume, body, options)]
+    return [config, *_standalone(base, image, replicas, env, mount, volume, body, master or "", options)]
+
+
+def _spark_application(
+    base: str,
+    image: str,
+    replicas: int,
+    env: list[dict[str, str]],
+    mount: dict[str, str],
+    volume: dict[str, Any],
+    body: Mapping[str, Any],
+    options: Mapping[str, Any] | None,
+) -> Manifest:
+    cores = int(option(options, "executor_cores"))
+    return {
+        "apiVersion": "sparkoperator.k8s.io/v1beta2",
+        "kind": "SparkApplication",
+        "metadata": {"name": base},
+        "spec": {
+            "type": "Python",
+            "pythonVersion": "3",
+            "mode": "cluster",
+            "image": image,
+            "imagePullPolicy": option(options, "image_pull_policy"),
+            "mainApplicationFile": SPARK_DRIVER_FILE,
+            "arguments": [f"{SPEC_DIR}/spec.json"],
+            "sparkVersion": str(option(options, "spark_version")),
+            "sparkConf": {"spark.sql.shuffle.partitions": str(max(1, replicas * cores))},
+            "restartPolicy": {"type": "Never"},
+            "volumes": [volume],
+            "driver": {
+                "cores": 1,
+                "memory": str(option(options, "driver_memory")),
+                "serviceAccount": str(option(options, "spark_service_account")),
+                "labels": _labels(base, "driver"),
+                "env": env,
+                "volumeMounts": [mount],
+            },
+            "executor": {
+                "instances": replicas,
+                "cores": cores,
+                "memory": str(option(options, "executor_memory")),
+                "labels": _labels(base, "executor"),
+                "env": env,
+            },
+        },
+    }
+
+
+def _container(name: str, image: str, command: list[str], env: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
+    return {"name": name, "image": image, "command": command, "env": env, **extra}
+
+
+def _deployment(base: str, component: str, replicas: int, container: dict[str, Any]) -> Manifest:
+    labels = _labels(base, component)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": f"{base}-{component}", "labels": dict(labels)},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": dict(labels)},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [container]}},
+        },
+    }
+
+
+def _standalone(
+    base: str,
+    image: str,
+    replicas: int,
+    env: list[dict[str, str]],
+    mount: dict[str, str],
+    volume: dict[str, Any],
+    body: Mapping[str, Any],
+    master: str,
+    options: Mapping[str, Any] | None,
+) -> list[Manifest]:
+    cores = str(option(options, "executor_cores"))
+    memory = str(option(options, "executor_memory"))
+    master_container = _container(
+        "master",
+        image,
+        ["spark-class", "org.apache.spark.deploy.master.Master", "--host", "0.0.0.0", "--port", "7077"],
+        env,
+        ports=[{"containerPort": 7077, "name": "spark"}, {"containerPort": 8080, "name": "ui"}],
+        readinessProbe={"tcpSocket": {"port": 7077}, "periodSeconds": 2},
+    )
+    worker_container = _container(
+        "worker",
+        image,
+        ["spark-class", "org.apache.spark.deploy.worker.Worker", "--cores", cores, "--memory", memory, master],
+        env,
+        resources=_resources(body),
+    )
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": f"{base}-master"},
+        "spec": {
+            "selector": _labels(base, "master"),
+            "ports": [{"name": "spark", "port": 7077}, {"name": "ui", "port": 8080}],
+        },
+    }
+    driver_labels = _labels(base, "driver")
+    driver = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": f"{base}-driver", "labels": dict(driver_labels)},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": dict(driver_labels)},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "volumes": [volume],
+                    "containers": [
+                        _container(
+                            "driver",
+                            image,
+                            ["python", "-m", "bench.runtime.spark_driver", f"{SPEC_DIR}/spec.json"],
+                            env,
+                            volumeMounts=[mount],
+                        )
+                    ],
+                },
+            },
+        },
+    }
+    return [
+        _deployment(base, "master", 1, master_container),
+        service,
+        _deployment(base, "worker", replicas, worker_container),
+        driver,
+    ]
+
+
+def generator_manifests(spec: ExperimentSpec, gen: Manifest, options: Mapping[str, Any] | None) -> list[Manifest]:
+    body = gen.get("spec") or {}
+    replicas = int(body.get("replicas", 1))
+    base = dns_name("bench", spec.use_case.name, str(gen.get("metadata", {}).get("name", "generator")))
+    image = str(body.get("image") or option(options, "image"))
+    topics = spec.topic_map()
+    env = {
+        "BENCH_GENERATOR": spec.use_case.generator,
+        "BENCH_BOOTSTRAP_SERVERS": str(option(options, "kafka_bootstrap")),
+        "BENCH_TOPIC": topics.get("input", next(iter(topics.values()), "input")),
+        "BENCH_TOPICS": json.dumps(topics, sort_keys=True),
+        "BENCH_SENSORS": str(int(body.get("sensors", spec.load))),
+        "BENCH_INSTANCES": str(replicas),
+        "BENCH_PERIOD_MS": str(body.get("periodMs", 1000)),
+        "BENCH_PARAMS": json.dumps({**dict(spec.params), **(body.get("params") or {})}, sort_keys=True),
+        **{str(k): str(v) for k, v in (body.get("env") or {}).items()},
+    }
+    labels = _labels(base, "generator")
+    container = _container(
+        "workload-generator",
+        image,
+        ["python", "-m", "bench.k8s.generator_entry"],
+        _env_list(env),
+        resources=_resources(body),
+    )
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": base},
+            "spec": {"clusterIP": "None", "selector": dict(labels)},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": base, "labels": dict(labels)},
+            "spec": {
+                "replicas": replicas,
+                "serviceName": base,
+                "podManagementPolicy": "Parallel",
+                "selector": {"matchLabels": dict(labels)},
+                "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [container]}},
+            },
+        },
+    ]
+
+
+def render_manifests(spec: ExperimentSpec, options: Mapping[str, Any] | None = None) -> list[Manifest]:
+    """The manifests one repetition applies, in apply order (SUT first, then generators).
+
+    Pure: no cluster is contacted, so ``bench run --platform kubernetes --dry-run``
+    prints exactly what would be applied.
+    """
+    namespace = str(option(options, "namespace"))
+    rendered: list[tuple[str, Manifest]] = []
+    for original in spec.objects:
+        obj = copy.deepcopy(original)
+        kind = obj.get("kind")
+        if kind == "BenchSut":
+            rendered += [("sut", m) for m in sut_manifests(spec, obj, options)]
+        elif kind == "BenchGenerator":
+            rendered += [("generator", m) for m in generator_manifests(spec, obj, options)]
+        else:
+            rendered.append((role_of(obj), obj))
+    ordered = [m for r, m in rendered if r == "sut"] + [m for r, m in rendered if r == "generator"]
+    roles = {id(m): r for r, m in rendered}
+    return [_mark(m, roles[id(m)], spec.experiment_id, namespace) for m in ordered]
+
+
+# --------------------------------------------------------------------------- readiness
+
+
+class ObjectFailed(RuntimeError):
+    """The object reached a terminal failure state while we waited for it."""
+
+
+def is_ready(obj: Manifest | None) -> bool:
+    """Whether an object is ready to serve, by kind; kinds without a status are ready
+    once they exist. Raises ObjectFailed on terminal failure, to stop waiting early."""
+    if obj is None:
+        return False
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        wanted = int(spec.get("replicas", 1))
+        return int(status.get("readyReplicas", 0) or 0) >= wanted
+    if kind == "DaemonSet":
+        return int(status.get("numberReady", 0) or 0) >= int(status.get("desiredNumberScheduled", 1) or 1)
+    if kind == "Job":
+        for cond in status.get("conditions") or []:
+            if cond.get("type") == "Failed" and cond.get("status") == "True":
+                raise ObjectFailed(f"Job/{obj['metadata']['name']} failed: {cond.get('message', '')}")
+        return int(status.get("active", 0) or 0) >= 1 or int(status.get("succeeded", 0) or 0) >= 1
+    if kind == "Pod":
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+    if kind == "SparkApplication":
+        state = str((status.get("applicationState") or {}).get("state", ""))
+        if state in ("FAILED", "SUBMISSION_FAILED", "FAILING"):
+            detail = (status.get("applicationState") or {}).get("errorMessage", "")
+            raise ObjectFailed(f"SparkApplication/{obj['metadata']['name']} is {state}: {detail}")
+        return state == "RUNNING"
+    if kind == "KafkaTopic":
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+    return True

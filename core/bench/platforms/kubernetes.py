@@ -1,0 +1,214 @@
+"""The ``kubernetes`` platform: one experiment = manifests applied to a namespace.
+
+SUT objects are applied first and awaited (watched) until ready, then the generator
+objects; teardown deletes in reverse order and waits until every object is gone, so
+no pod of one experiment overlaps the next. Topics are reset through the Kafka admin
+API (``--bootstrap-servers`` must reach the cluster's Kafka) or, with option
+``topics: strimzi``, through Strimzi KafkaTopic resources. Lag comes from Prometheus
+when ``prometheus_url`` is set (e.g. a Kafka exporter's ``kafka_consumergroup_lag``),
+else from the Kafka admin API.
+
+Options (each also read from ``BENCH_K8S_<OPTION>`` in the environment): namespace,
+kubeconfig, context, in_cluster, api_url (a plain-HTTP API server, for tests), image,
+sut_mode (spark-operator|standalone), kafka_bootstrap, ready_timeout (300 s),
+teardown_timeout (180 s), topics (kafka|strimzi), kafka_cluster, topic_replicas,
+prometheus_url, lag_query (template with {group}).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench.api import GeneratorReport, Manifest
+from bench.k8s.client import KubeClient
+from bench.k8s.manifests import dns_name, is_ready, option, render_manifests, role_of
+from bench.platforms.base import ExperimentSpec, Sample
+
+__all__ = ["KubernetesPlatform", "render_manifests"]
+
+STRIMZI_API = "kafka.strimzi.io/v1beta2"
+
+
+def _float(options: Mapping[str, Any], key: str, default: float) -> float:
+    value = option(options, key)
+    return float(value) if value is not None else default
+
+
+class KubernetesPlatform:
+    name = "kubernetes"
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.options = dict(options)
+        self.namespace = str(option(self.options, "namespace"))
+        self.ready_timeout = _float(self.options, "ready_timeout", 300.0)
+        self.teardown_timeout = _float(self.options, "teardown_timeout", 180.0)
+        self.client: KubeClient | None = None
+        self._api: Any = None
+        self._rendered: dict[str, list[Manifest]] = {}
+        self._samplers: dict[str, Any] = {}
+        self._prometheus: Any = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def open(self) -> None:
+        from kubernetes_asyncio import config
+        from kubernetes_asyncio.client import ApiClient, Configuration
+
+        cfg = Configuration()
+        api_url = option(self.options, "api_url")
+        if api_url:
+            cfg.host = str(api_url).rstrip("/")
+        elif option(self.options, "in_cluster") or _in_cluster():
+            config.load_incluster_config(client_configuration=cfg)
+        else:
+            await config.load_kube_config(
+                config_file=option(self.options, "kubeconfig"),
+                context=option(self.options, "context"),
+                client_configuration=cfg,
+            )
+        self._api = ApiClient(cfg)
+        self.client = KubeClient(self._api, self.namespace)
+        url = option(self.options, "prometheus_url")
+        if url:
+            from bench.prometheus import PrometheusSource
+
+            self._prometheus = PrometheusSource(str(url))
+
+    async def close(self) -> None:
+        for sampler in self._samplers.values():
+            await sampler.close()
+        self._samplers.clear()
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+        self.client = None
+
+    def _client(self) -> KubeClient:
+        if self.client is None:
+            raise RuntimeError("KubernetesPlatform.open() was not called")
+        return self.client
+
+    # ------------------------------------------------------------------ objects
+
+    def manifests(self, spec: ExperimentSpec) -> list[Manifest]:
+        if spec.experiment_id not in self._rendered:
+            self._rendered[spec.experiment_id] = render_manifests(spec, self.options)
+        return self._rendered[spec.experiment_id]
+
+    def _role(self, spec: ExperimentSpec, role: str) -> list[Manifest]:
+        return [m for m in self.manifests(spec) if role_of(m) == role]
+
+    async def deploy(self, objects: Sequence[Manifest]) -> None:
+        """Apply in order, then watch all of them until ready (error names the laggard)."""
+        client = self._client()
+        for obj in objects:
+            await client.apply(obj)
+        await asyncio.gather(*(client.wait_for(obj, is_ready, self.ready_timeout, "ready") for obj in objects))
+
+    async def teardown(self, objects: Sequence[Manifest]) -> None:
+        """Delete in reverse order, then watch until every object is gone."""
+        client = self._client()
+        for obj in reversed(objects):
+            await client.delete(obj)
+        await asyncio.gather(
+            *(client.wait_for(obj, lambda o: o is None, self.teardown_timeout, "deleted") for obj in objects)
+        )
+
+    async def start_sut(self, spec: ExperimentSpec) -> None:
+        await self.deploy(self._role(spec, "sut"))
+
+    async def start_generators(self, spec: ExperimentSpec) -> None:
+        await self.deploy(self._role(spec, "generator"))
+
+    async def stop_generators(self, spec: ExperimentSpec) -> Sequence[GeneratorReport]:
+        """Generator pods report in their logs only; no report objects come back here."""
+        await self.teardown(self._role(spec, "generator"))
+        return []
+
+    async def stop_sut(self, spec: ExperimentSpec) -> None:
+        await self.teardown(self._role(spec, "sut"))
+        self._rendered.pop(spec.experiment_id, None)
+        sampler = self._samplers.pop(spec.experiment_id, None)
+        if sampler is not None:
+            await sampler.close()
+
+    # ------------------------------------------------------------------ topics
+
+    def _strimzi(self) -> bool:
+        return str(option(self.options, "topics") or "kafka").lower() == "strimzi"
+
+    def kafka_topics(self, spec: ExperimentSpec) -> list[Manifest]:
+        cluster = str(option(self.options, "kafka_cluster") or "my-cluster")
+        replicas = int(option(self.options, "topic_replicas") or 1)
+        return [
+            {
+                "apiVersion": STRIMZI_API,
+                "kind": "KafkaTopic",
+                "metadata": {
+                    "name": dns_name(topic.name),
+                    "namespace": self.namespace,
+                    "labels": {"strimzi.io/cluster": cluster, "app.kubernetes.io/managed-by": "bench"},
+                },
+                "spec": {"topicName": topic.name, "partitions": topic.partitions, "replicas": replicas},
+            }
+            for topic in spec.topics
+        ]
+
+    def _bootstrap(self) -> str:
+        servers = self.options.get("bootstrap_servers")
+        if not servers:
+            raise ValueError("platform 'kubernetes' needs --bootstrap-servers to reach Kafka (or topics=strimzi)")
+        return str(servers)
+
+    async def reset_topics(self, spec: ExperimentSpec) -> None:
+        if self._strimzi():
+            topics = self.kafka_topics(spec)
+            await self.teardown(topics)
+            await self.deploy(topics)
+            return
+        from bench.runtime.lag import create_topics, delete_topics
+
+        names = [t.name for t in spec.topics]
+        await delete_topics(self._bootstrap(), names)
+        await create_topics(self._bootstrap(), [(t.name, t.partitions) for t in spec.topics])
+
+    async def delete_topics(self, spec: ExperimentSpec) -> None:
+        if self._strimzi():
+            await self.teardown(self.kafka_topics(spec))
+            return
+        from bench.runtime.lag import delete_topics
+
+        await delete_topics(self._bootstrap(), [t.name for t in spec.topics])
+
+    # ------------------------------------------------------------------ SLIs
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        now = time.time()
+        if self._prometheus is not None:
+            from bench.prometheus import DEFAULT_LAG_QUERY, EmptyResultError, lag_query
+
+            template = str(option(self.options, "lag_query") or DEFAULT_LAG_QUERY)
+            try:
+                lag = await self._prometheus.value(lag_query(spec.group_id, template), at=now)
+            except EmptyResultError:
+                lag = math.nan  # no series yet (exporter not scraped yet): a gap, not a zero
+            return Sample(now, {"lag": max(0.0, lag) if not math.isnan(lag) else lag})
+        sampler = self._samplers.get(spec.experiment_id)
+        if sampler is None:
+            from bench.runtime.lag import LagSampler
+
+            consumed = [t.name for t in spec.topics if t.logical != "output"]
+            sampler = LagSampler(self._bootstrap(), spec.group_id, consumed)
+            await sampler.start()
+            self._samplers[spec.experiment_id] = sampler
+        return Sample(now, {"lag": max(0.0, float(await sampler.sample()))})
+
+
+def _in_cluster() -> bool:
+    import os
+
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
