@@ -1,1 +1,75 @@
-"""Built-in calibrated plugin (placeholder until implemented)."""
+"""The built-in ``calibrated`` use case: a SUT whose capacity is known by construction.
+
+Its SUT is a consumer group of N plain Kafka consumers (``bench.runtime.calibrated_sut``),
+each processing at most ``capacity`` records/s, so the demand for a load L must come
+out as ceil(L / capacity). It checks a setup (broker, generator, lag sampling, SLO,
+search) end to end without Spark.
+
+For the capacities to add up exactly, every instance must get the same share of the
+load: the topic has 60 partitions (an even split for 1-6, 10, 12, 15, 20, 30 instances;
+at most one partition off otherwise) and the generator spreads keys round-robin over
+them instead of hashing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.api import Registrar, UseCase
+from bench.hookspecs import hookimpl
+
+PARTITIONS = 60
+
+
+def default_benchmark() -> dict[str, Any]:
+    return {
+        "name": "calibrated",
+        "useCase": "calibrated",
+        "sut": {
+            "resources": [
+                {
+                    "kind": "BenchSut",
+                    "metadata": {"name": "sut"},
+                    "spec": {"replicas": 1, "params": {"capacity": 1000}},
+                }
+            ]
+        },
+        "loadGenerator": {
+            "resources": [
+                {
+                    "kind": "BenchGenerator",
+                    "metadata": {"name": "generator"},
+                    "spec": {
+                        "replicas": 1,
+                        "sensors": 100,
+                        "periodMs": 1000,
+                        "maxPerInstance": 150000,
+                        "params": {"partitioner": "round-robin"},
+                    },
+                }
+            ]
+        },
+        "loadTypes": [
+            {"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]}
+        ],
+        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
+        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
+        "kafkaConfig": {"topics": [{"name": "input", "numPartitions": PARTITIONS}]},
+    }
+
+
+CALIBRATED = UseCase(
+    name="calibrated",
+    description="consumer group of N processes, each processing at most `capacity` records/s "
+    "(--set capacity=...); demand must be ceil(load / capacity)",
+    default_benchmark=default_benchmark,
+    generator="active-power",
+    sut_process="bench.runtime.calibrated_sut",
+    dimensions=("NumSensors",),
+    default_params={"capacity": 1000},
+)
+
+
+@hookimpl
+def bench_register_use_cases(register: Registrar) -> None:
+    register(CALIBRATED)

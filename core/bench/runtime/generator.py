@@ -74,6 +74,23 @@ def partition_of(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
+def assign_partitions(keys: Sequence[bytes], partitions: Sequence[int], params: Mapping[str, Any]) -> list[int]:
+    """Partition of each key.
+
+    ``murmur2`` (default) places keys as any Kafka client would. ``round-robin``
+    spreads keys evenly by their index in the whole key space (``keyOffset`` is this
+    instance's first index), so every partition carries the same load within one
+    key: the calibrated SUT needs that for its capacity to add up exactly.
+    """
+    mode = str(params.get("partitioner", "murmur2"))
+    if mode == "round-robin":
+        offset = int(params.get("keyOffset", 0))
+        return [partitions[(offset + i) % len(partitions)] for i in range(len(keys))]
+    if mode != "murmur2":
+        raise ValueError(f"generator param partitioner={mode!r}; allowed: murmur2, round-robin")
+    return [partitions[partition_of(k, len(partitions))] for k in keys]
+
+
 class Schedule:
     """Emission times of an open workload: key j emits at phase_j + k * period.
 
@@ -135,7 +152,7 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
     pending: set[asyncio.Future[Any]] = set()
     try:
         partitions = sorted(await producer.partitions_for(spec.topic))
-        key_partition = [partitions[partition_of(k, len(partitions))] for k in key_bytes]
+        key_partition = assign_partitions(key_bytes, partitions, params)
         loop = asyncio.get_running_loop()
         start = loop.time()
         epoch0_ms = time.time() * 1000.0

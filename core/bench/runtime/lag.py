@@ -26,10 +26,22 @@ FETCH_WAIT_S = 5.0
 
 
 class LagSampler:
-    def __init__(self, bootstrap_servers: str, group_id: str, topics: Sequence[str]) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        group_id: str,
+        topics: Sequence[str],
+        always: Iterable[str] | None = None,
+    ) -> None:
+        """``always``: topics whose partitions count even before the group committed
+        anything (the input: lag = everything produced). Partitions of the other
+        topics count only once the group commits for them, so that a side topic
+        the SUT reads without committing (a registry, a feedback loop) does not add
+        a lag that only grows. ``None``: every topic always counts."""
         self.bootstrap_servers = bootstrap_servers
         self.group_id = group_id
         self.topics = list(topics)
+        self.always = set(self.topics if always is None else always)
         self._admin: AIOKafkaAdminClient | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._partitions: list[TopicPartition] = []
@@ -99,14 +111,16 @@ class LagSampler:
         if not self._partitions:
             return {}
         offsets = await self._admin.list_consumer_group_offsets(self.group_id, partitions=self._partitions)
-        return {tp: max(0, meta.offset) for tp, meta in offsets.items() if meta is not None}
+        return {tp: meta.offset for tp, meta in offsets.items() if meta is not None and meta.offset >= 0}
 
     async def sample(self) -> float:
         if not self._partitions or not self._complete:
             await self._refresh_partitions()
         end, committed = await asyncio.gather(self.end_offsets(), self.committed())
         self.last_end, self.last_committed = end, committed
-        return float(sum(max(0, end[tp] - committed.get(tp, 0)) for tp in end))
+        return float(
+            sum(max(0, end[tp] - committed.get(tp, 0)) for tp in end if tp.topic in self.always or tp in committed)
+        )
 
     async def close(self) -> None:
         for client in (self._consumer, self._admin):

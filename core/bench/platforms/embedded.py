@@ -1,0 +1,441 @@
+"""The ``embedded`` and ``external`` platforms: everything as local child processes.
+
+``embedded`` starts a Kafka-protocol broker (``bench.runtime.broker``) unless
+``bootstrap_servers`` is given, and runs the SUT with local Spark; ``external`` is
+the same class pointed at an existing Kafka (and optionally Spark) cluster.
+
+Every SUT and generator instance is a separate process (``python -m ...``) speaking
+JSON lines on stdout, so that they use real cores in parallel, cannot block the
+engine's event loop, and can be killed as whole process groups. Nothing outlives a
+run: children are killed on stop, ``close()``, errors, Ctrl-C (the engine's
+``finally`` blocks), at exit (``procs``' atexit hook) and even when this process is
+SIGKILLed (``PR_SET_PDEATHSIG``).
+
+Options (a mapping; unknown keys are ignored so the CLI can pass more):
+``bootstrap_servers`` (None: start the embedded broker), ``broker`` (tansu|noida),
+``spark_master`` (None: decided by ``spark_mode``), ``spark_mode`` (local|standalone),
+``trigger_seconds``, ``sample_interval``, ``metrics_port``, ``max_records_per_trigger``,
+``connector`` (python|native), ``sut_start_timeout``.
+
+Default ``spark_mode`` is ``local`` (``local[N]`` inside the driver's JVM): on one
+machine it gives N task slots like N one-core workers do, but without two extra JVMs
+per experiment (master + workers cost ~1 GB and several seconds to start, on a
+2-core machine where the generator and broker need CPU too). ``standalone`` starts a
+master and N ``--cores 1`` workers from the pyspark wheel per experiment, for when
+executor isolation matters more than start-up time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import metrics
+from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, Manifest, sensor_keys, split_keys
+from bench.platforms.base import ExperimentSpec, Sample
+from bench.runtime import procs
+from bench.runtime.broker import BrokerHandle, start_broker
+from bench.runtime.lag import LagSampler, create_topics, delete_topics
+from bench.runtime.spark_cluster import SparkCluster
+
+log = logging.getLogger(__name__)
+
+SUT_START_TIMEOUT_S = 240.0  # first Spark micro-batch alone takes 14-21 s here
+GENERATOR_STOP_TIMEOUT_S = 20.0
+#: logical topics the SUT writes; everything else is input it consumes (lag counts it)
+OUTPUT_TOPICS = frozenset({"output"})
+_exporter_started = False
+
+
+class PlatformError(RuntimeError):
+    pass
+
+
+@dataclass
+class Child:
+    """One child process that reports through JSON lines on stdout."""
+
+    name: str
+    proc: asyncio.subprocess.Process
+    stderr_path: str
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    last: dict[str, dict[str, Any]] = field(default_factory=dict)  # event name -> last event
+    error: str | None = None
+    reader: asyncio.Task[None] | None = None
+    target_rate: float = 0.0  # generators: records/s this instance was asked for
+
+    def stderr_tail(self, lines: int = 25) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(Path(self.stderr_path).read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    async def read(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            while True:
+                line = await self.proc.stdout.readline()
+                if not line:
+                    break
+                if not line.startswith(b'{"event"'):
+                    continue  # anything else on stdout (a SUT logging records) is not for us
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                kind = str(event.get("event"))
+                self.last[kind] = event
+                if kind == "started":
+                    self.started.set()
+                elif kind == "error":
+                    self.error = str(event.get("message"))
+        finally:
+            self.finished.set()
+            self.started.set()  # wake waiters; they check for errors
+
+
+@dataclass
+class _Run:
+    """What is running for the current experiment."""
+
+    dir: str
+    sut: list[Child] = field(default_factory=list)
+    generators: list[Child] = field(default_factory=list)
+    cluster: SparkCluster | None = None
+    sampler: LagSampler | None = None
+    spark: bool = False
+
+
+def find_kind(objects: Sequence[Manifest], kind: str) -> Manifest | None:
+    return next((o for o in objects if o.get("kind") == kind), None)
+
+
+class EmbeddedPlatform:
+    name = "embedded"
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.options = dict(options)
+        self.name = str(options.get("platform") or ("external" if options.get("bootstrap_servers") else "embedded"))
+        self.bootstrap_servers: str | None = options.get("bootstrap_servers") or None
+        self.broker: BrokerHandle | None = None
+        self.spark_mode = str(options.get("spark_mode") or "local")
+        if self.spark_mode not in ("local", "standalone"):
+            raise ValueError(f"spark_mode must be 'local' or 'standalone', got {self.spark_mode!r}")
+        self._runs: dict[str, _Run] = {}
+        self._registry: Any = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def open(self) -> None:
+        procs.install_sigterm_handler()
+        if self.bootstrap_servers is None:
+            self.broker = await start_broker(str(self.options.get("broker") or "tansu"))
+            self.bootstrap_servers = self.broker.bootstrap_servers
+            log.info("embedded broker %s at %s", self.broker.kind, self.bootstrap_servers)
+        port = self.options.get("metrics_port")
+        global _exporter_started
+        if port and not _exporter_started:
+            metrics.start_exporter(int(port))
+            _exporter_started = True
+
+    async def close(self) -> None:
+        try:
+            for exp_id in list(self._runs):
+                await self._teardown(exp_id)
+        finally:
+            if self.broker is not None:
+                await self.broker.stop()
+                self.broker = None
+                self.bootstrap_servers = self.options.get("bootstrap_servers") or None
+
+    @property
+    def servers(self) -> str:
+        if self.bootstrap_servers is None:
+            raise PlatformError("platform not opened: call open() first")
+        return self.bootstrap_servers
+
+    def _run(self, spec: ExperimentSpec) -> _Run:
+        run = self._runs.get(spec.experiment_id)
+        if run is None:
+            run = self._runs[spec.experiment_id] = _Run(tempfile.mkdtemp(prefix=f"bench-{spec.experiment_id}-"))
+        return run
+
+    def _registry_(self) -> Any:
+        if self._registry is None:
+            from bench.plugins import load_plugins
+
+            self._registry = load_plugins()
+        return self._registry
+
+    # ---------------------------------------------------------------- topics
+
+    async def reset_topics(self, spec: ExperimentSpec) -> None:
+        names = [t.name for t in spec.topics]
+        await delete_topics(self.servers, names)
+        await create_topics(self.servers, [(t.name, t.partitions) for t in spec.topics])
+
+    async def delete_topics(self, spec: ExperimentSpec) -> None:
+        await self._teardown(spec.experiment_id)
+        with contextlib.suppress(Exception):
+            await delete_topics(self.servers, [t.name for t in spec.topics])
+
+    # ---------------------------------------------------------------- children
+
+    async def _start_child(self, run: _Run, name: str, module: str, payload: Mapping[str, Any]) -> Child:
+        spec_path = os.path.join(run.dir, f"{name}.json")
+        with open(spec_path, "w") as fh:
+            json.dump(payload, fh)
+        stderr_path = os.path.join(run.dir, f"{name}.stderr")
+        with open(stderr_path, "wb") as err:
+            proc = await procs.spawn(
+                [sys.executable, "-m", module, spec_path],
+                what=name,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=err,
+                stdin=asyncio.subprocess.DEVNULL,
+                env=procs.child_env(),
+                limit=1 << 20,
+            )
+        child = Child(name, proc, stderr_path)
+        child.reader = asyncio.ensure_future(child.read())
+        return child
+
+    async def _wait_started(self, children: Sequence[Child], timeout: float, what: str) -> None:
+        async def one(child: Child) -> None:
+            await child.started.wait()
+            if child.error or child.finished.is_set() and "started" not in child.last:
+                raise PlatformError(
+                    f"{what} {child.name} failed to start: {child.error or 'exited'} "
+                    f"(exit code {child.proc.returncode})\n--- stderr tail ---\n{child.stderr_tail()}"
+                )
+
+        try:
+            await asyncio.wait_for(asyncio.gather(*(one(c) for c in children)), timeout)
+        except TimeoutError:
+            late = [c for c in children if not c.started.is_set()]
+            tails = "\n".join(f"--- {c.name} stderr tail ---\n{c.stderr_tail()}" for c in late)
+            raise PlatformError(
+                f"{what} not started after {timeout:.0f} s: {[c.name for c in late]}\n{tails}"
+            ) from None
+
+    async def _stop_children(self, children: list[Child], grace: float) -> None:
+        await asyncio.gather(*(procs.terminate(c.proc, grace=grace) for c in children), return_exceptions=True)
+        for child in children:
+            if child.reader is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(child.reader, 2)
+        children.clear()
+
+    # ---------------------------------------------------------------- SUT
+
+    async def start_sut(self, spec: ExperimentSpec) -> None:
+        run = self._run(spec)
+        sut = find_kind(spec.objects, "BenchSut") or {}
+        sut_spec = sut.get("spec") or {}
+        replicas = max(1, int(sut_spec.get("replicas", spec.resources or 1)))
+        params = {**spec.use_case.default_params, **spec.params, **(sut_spec.get("params") or {})}
+        timeout = float(self.options.get("sut_start_timeout") or SUT_START_TIMEOUT_S)
+        try:
+            if spec.use_case.topology is not None:
+                await self._start_spark(run, spec, replicas, params, timeout)
+            elif spec.use_case.sut_process:
+                for i in range(replicas):
+                    payload = {
+                        "use_case": spec.use_case.name,
+                        "bootstrap_servers": self.servers,
+                        "topics": spec.topic_map(),
+                        "group_id": spec.group_id,
+                        "params": params,
+                        "instance": i,
+                        "instances": replicas,
+                    }
+                    run.sut.append(await self._start_child(run, f"sut-{i}", spec.use_case.sut_process, payload))
+                await self._wait_started(run.sut, timeout, "SUT process")
+            else:
+                raise PlatformError(f"use case {spec.use_case.name!r} has neither a topology nor a sut_process")
+        except BaseException:
+            await self._teardown(spec.experiment_id)
+            raise
+
+    async def _start_spark(
+        self, run: _Run, spec: ExperimentSpec, replicas: int, params: Mapping[str, Any], timeout: float
+    ) -> None:
+        master = self.options.get("spark_master")
+        if not master and self.spark_mode == "standalone":
+            run.cluster = SparkCluster(replicas)
+            await run.cluster.start()
+            master = run.cluster.master_url
+        payload = {
+            "use_case": spec.use_case.name,
+            "bootstrap_servers": self.servers,
+            "topics": spec.topic_map(),
+            "group_id": spec.group_id,
+            "params": dict(params),
+            "instances": replicas,
+            "spark_master": master or None,
+            "trigger_seconds": self.options.get("trigger_seconds"),
+            "max_records_per_trigger": self.options.get("max_records_per_trigger"),
+            "checkpoint_dir": os.path.join(run.dir, "checkpoint"),
+            "connector": self.options.get("connector") or "python",
+        }
+        run.spark = True
+        run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark_driver", payload))
+        await self._wait_started(run.sut, timeout, "Spark driver")
+
+    async def stop_sut(self, spec: ExperimentSpec) -> None:
+        run = self._runs.get(spec.experiment_id)
+        if run is None:
+            return
+        await self._stop_children(run.sut, grace=15.0 if run.spark else 5.0)
+        if run.cluster is not None:
+            await run.cluster.stop()
+            run.cluster = None
+
+    # ---------------------------------------------------------------- generators
+
+    async def start_generators(self, spec: ExperimentSpec) -> None:
+        run = self._run(spec)
+        gen_obj = find_kind(spec.objects, "BenchGenerator") or {}
+        gen_spec = gen_obj.get("spec") or {}
+        registry = self._registry_()
+        name = spec.use_case.generator
+        if name not in registry.generators:
+            raise PlatformError(f"generator {name!r} of use case {spec.use_case.name!r} is not registered")
+        gtype: GeneratorType = registry.generators[name]
+        sensors = int(gen_spec.get("sensors", spec.load))
+        period_ms = float(gen_spec.get("periodMs", 1000.0))
+        replicas = max(1, int(gen_spec.get("replicas", 1)))
+        params = {**spec.params, **(gen_spec.get("params") or {})}
+        keys = (gtype.keys or sensor_keys)(sensors, params)
+        topics = spec.topic_map()
+        input_topic = topics.get("input") or spec.topics[0].name
+        if gtype.prepare is not None:
+            await gtype.prepare(GeneratorSpec(self.servers, input_topic, keys, period_ms, None, params, topics))
+        offset = 0
+        try:
+            for i, part in enumerate(split_keys(keys, replicas)):
+                payload = {
+                    "generator": name,
+                    "bootstrap_servers": self.servers,
+                    "topic": input_topic,
+                    "keys": part,
+                    "period_ms": period_ms,
+                    "duration_s": None,
+                    "params": {**params, "keyOffset": offset},
+                    "topics": topics,
+                }
+                offset += len(part)
+                child = await self._start_child(run, f"generator-{i}", "bench.runtime.generator_main", payload)
+                child.target_rate = len(part) * 1000.0 / period_ms if period_ms > 0 else 0.0
+                run.generators.append(child)
+            await self._wait_started(run.generators, 60.0, "generator")
+        except BaseException:
+            await self._stop_children(run.generators, grace=1.0)
+            raise
+        target = len(keys) * 1000.0 / period_ms if period_ms > 0 else 0.0
+        metrics.GENERATOR_TARGET.labels(spec.experiment_id).set(target)
+
+    async def stop_generators(self, spec: ExperimentSpec) -> Sequence[GeneratorReport]:
+        run = self._runs.get(spec.experiment_id)
+        if run is None:
+            return []
+        for child in run.generators:
+            procs.kill_group(child.proc.pid, 15)  # SIGTERM: stop and report
+        reports: list[GeneratorReport] = []
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                asyncio.gather(*(c.finished.wait() for c in run.generators)), GENERATOR_STOP_TIMEOUT_S
+            )
+        for child in run.generators:
+            reports.append(_report_of(child))
+            if child.error:
+                log.warning("generator %s: %s", child.name, child.error)
+        await self._stop_children(run.generators, grace=1.0)
+        return reports
+
+    # ---------------------------------------------------------------- sampling
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        run = self._run(spec)
+        for child in run.sut:
+            if child.finished.is_set():
+                raise PlatformError(
+                    f"SUT {child.name} exited during the experiment ({child.error or child.proc.returncode})"
+                    f"\n--- stderr tail ---\n{child.stderr_tail()}"
+                )
+        if run.sampler is None:
+            consumed = [t.name for t in spec.topics if t.logical not in OUTPUT_TOPICS]
+            input_names = {t.name for t in spec.topics if t.logical == "input"}
+            run.sampler = LagSampler(self.servers, spec.group_id, consumed, always=input_names or None)
+            await run.sampler.start()
+        lag = await run.sampler.sample()
+        now = time.time()
+        values: dict[str, float] = {"lag": lag}
+        exp = spec.experiment_id
+        metrics.CONSUMER_LAG.labels(exp, spec.group_id).set(lag)
+        gen = [c.last.get("progress") for c in run.generators]
+        done = [c.last.get("report") for c in run.generators]
+        records = sum(int((r or p or {}).get("records", 0)) for p, r in zip(gen, done, strict=True))
+        rate = sum(float((p or {}).get("rate", 0.0)) for p in gen)
+        values["generated-records"] = float(records)
+        values["generator-rate"] = rate
+        metrics.GENERATOR_RATE.labels(exp).set(rate)
+        if run.spark and run.sut:
+            progress = run.sut[0].last.get("progress")
+            if progress is not None:
+                values["dropped-records"] = float(progress.get("droppedByWatermark") or 0)
+                values["malformed-records"] = float(progress.get("malformed") or 0)
+                values["input-rate"] = float(progress.get("inputRowsPerSecond") or 0.0)
+                values["batch-duration"] = float(progress.get("batchDurationMs") or 0.0) / 1000.0
+                metrics.SPARK_DROPPED.labels(exp).set(values["dropped-records"])
+                metrics.MALFORMED.labels(exp).set(values["malformed-records"])
+                metrics.SPARK_INPUT_RATE.labels(exp).set(values["input-rate"])
+                metrics.SPARK_PROCESSED_RATE.labels(exp).set(float(progress.get("processedRowsPerSecond") or 0.0))
+                metrics.SPARK_BATCH_DURATION.labels(exp).set(values["batch-duration"])
+        return Sample(now, values)
+
+    # ---------------------------------------------------------------- teardown
+
+    async def _teardown(self, exp_id: str) -> None:
+        run = self._runs.pop(exp_id, None)
+        if run is None:
+            return
+        try:
+            await self._stop_children(run.generators, grace=1.0)
+            await self._stop_children(run.sut, grace=10.0 if run.spark else 3.0)
+            if run.cluster is not None:
+                await run.cluster.stop()
+            if run.sampler is not None:
+                await run.sampler.close()
+        finally:
+            shutil.rmtree(run.dir, ignore_errors=True)
+
+
+def _report_of(child: Child) -> GeneratorReport:
+    """The generator's own report; if it died without one, what its progress showed."""
+    report = child.last.get("report")
+    if report is not None:
+        return GeneratorReport(
+            target_rate=float(report["target_rate"]),
+            achieved_rate=float(report["achieved_rate"]),
+            records=int(report["records"]),
+            seconds=float(report["seconds"]),
+        )
+    progress = child.last.get("progress") or {}
+    return GeneratorReport(
+        target_rate=child.target_rate,
+        achieved_rate=float(progress.get("rate", 0.0)),
+        records=int(progress.get("records", 0)),
+        seconds=float(progress.get("seconds", 0.0)),
+    )

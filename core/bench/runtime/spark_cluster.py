@@ -1,0 +1,149 @@
+"""A Spark standalone cluster from the pyspark wheel: one master, N one-core workers.
+
+The wheel has no sbin scripts, but ``spark-class`` runs the Master and Worker classes
+directly (ENVIRONMENT.md). One worker with one core is the local stand-in for one
+"instance" of the SUT. Every JVM is a child in its own process group (procs), so it
+dies with the benchmark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from bench.runtime import procs
+from bench.runtime.broker import free_port
+
+START_TIMEOUT_S = 90.0
+
+
+class SparkClusterError(RuntimeError):
+    pass
+
+
+def spark_class() -> str:
+    beside = Path(sys.executable).parent / "spark-class"
+    found = str(beside) if beside.exists() else shutil.which("spark-class")
+    if not found:
+        raise SparkClusterError("spark-class not found: is pyspark installed in this environment?")
+    return found
+
+
+class SparkCluster:
+    def __init__(self, workers: int, worker_memory: str = "1g", cores_per_worker: int = 1) -> None:
+        self.workers = workers
+        self.worker_memory = worker_memory
+        self.cores_per_worker = cores_per_worker
+        self.dir = tempfile.mkdtemp(prefix="bench-spark-")
+        self.port = 0
+        self.ui_port = 0
+        self._master: asyncio.subprocess.Process | None = None
+        self._workers: list[asyncio.subprocess.Process] = []
+
+    @property
+    def master_url(self) -> str:
+        return f"spark://127.0.0.1:{self.port}"
+
+    def _env(self) -> dict[str, str]:
+        return procs.child_env(
+            {
+                "SPARK_LOG_DIR": self.dir,
+                "SPARK_WORKER_DIR": os.path.join(self.dir, "work"),
+                "SPARK_LOCAL_IP": "127.0.0.1",
+                "SPARK_NO_DAEMONIZE": "1",
+            }
+        )
+
+    async def _spawn(self, args: list[str], name: str) -> asyncio.subprocess.Process:
+        log = open(os.path.join(self.dir, f"{name}.log"), "wb")  # noqa: SIM115 - handed to the child
+        try:
+            return await procs.spawn(
+                [spark_class(), *args],
+                what=f"spark {name}",
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                stdin=asyncio.subprocess.DEVNULL,
+                env=self._env(),
+            )
+        finally:
+            log.close()
+
+    def log_tail(self, name: str, lines: int = 20) -> str:
+        with contextlib.suppress(OSError):
+            text = Path(self.dir, f"{name}.log").read_text(errors="replace")
+            return "\n".join(text.splitlines()[-lines:])
+        return ""
+
+    async def start(self) -> None:
+        self.port, self.ui_port = free_port(), free_port()
+        self._master = await self._spawn(
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host", "127.0.0.1",
+                "--port", str(self.port),
+                "--webui-port", str(self.ui_port),
+            ],
+            "master",
+        )  # fmt: skip
+        await self._wait_workers(0, "master")
+        await self.scale(self.workers)
+
+    async def scale(self, workers: int) -> None:
+        while len(self._workers) < workers:
+            i = len(self._workers)
+            proc = await self._spawn(
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--cores", str(self.cores_per_worker),
+                    "--memory", self.worker_memory,
+                    "--webui-port", "0",
+                    "--work-dir", os.path.join(self.dir, f"work-{i}"),
+                    self.master_url,
+                ],
+                f"worker-{i}",
+            )  # fmt: skip
+            self._workers.append(proc)
+        while len(self._workers) > workers:
+            await procs.terminate(self._workers.pop())
+        self.workers = workers
+        await self._wait_workers(workers, f"worker-{max(0, workers - 1)}")
+
+    def _state(self) -> dict[str, object]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as resp:  # noqa: S310
+            state: dict[str, object] = json.load(resp)
+            return state
+
+    async def _wait_workers(self, count: int, log_name: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if self._master is None or self._master.returncode is not None:
+                raise SparkClusterError(f"Spark master exited:\n{self.log_tail('master')}")
+            try:
+                state = await asyncio.to_thread(self._state)
+                if int(str(state.get("aliveworkers", 0))) >= count:
+                    return
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise SparkClusterError(
+                    f"Spark cluster: {count} worker(s) not alive after {START_TIMEOUT_S:.0f} s:\n"
+                    + self.log_tail(log_name)
+                )
+            await asyncio.sleep(0.3)
+
+    async def stop(self) -> None:
+        for proc in self._workers:
+            await procs.terminate(proc, grace=3)
+        self._workers.clear()
+        if self._master is not None:
+            await procs.terminate(self._master, grace=3)
+            self._master = None
+        shutil.rmtree(self.dir, ignore_errors=True)
