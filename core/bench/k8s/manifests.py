@@ -100,7 +100,7 @@ def _spec_config_map(name: str, payload: Mapping[str, Any]) -> Manifest:
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": name},
-        "data": {"spec.json": json.dumps(payload, indent=2, sort_keys=True)},
+        "data": {"spec.json": json.dumps(payload, sort_keys=True)},
     }
 
 
@@ -173,7 +173,7 @@ def _spark_application(
                 "memory": str(option(options, "driver_memory")),
                 "serviceAccount": str(option(options, "spark_service_account")),
                 "labels": _labels(base, "driver"),
-                "env": env,
+                "env": copy.deepcopy(env),
                 "volumeMounts": [mount],
             },
             "executor": {
@@ -181,14 +181,14 @@ def _spark_application(
                 "cores": cores,
                 "memory": str(option(options, "executor_memory")),
                 "labels": _labels(base, "executor"),
-                "env": env,
+                "env": copy.deepcopy(env),
             },
         },
     }
 
 
 def _container(name: str, image: str, command: list[str], env: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
-    return {"name": name, "image": image, "command": command, "env": env, **extra}
+    return {"name": name, "image": image, "command": command, "env": copy.deepcopy(env), **extra}
 
 
 def _deployment(base: str, component: str, replicas: int, container: dict[str, Any]) -> Manifest:
@@ -341,7 +341,8 @@ def render_manifests(spec: ExperimentSpec, options: Mapping[str, Any] | None = N
             rendered.append((role_of(obj), obj))
     ordered = [m for r, m in rendered if r == "sut"] + [m for r, m in rendered if r == "generator"]
     roles = {id(m): r for r, m in rendered}
-    return [_mark(m, roles[id(m)], spec.experiment_id, namespace) for m in ordered]
+    # deep copies: no list shared between objects (YAML would print anchors)
+    return [_mark(copy.deepcopy(m), roles[id(m)], spec.experiment_id, namespace) for m in ordered]
 
 
 # --------------------------------------------------------------------------- readiness
