@@ -341,3 +341,64 @@ async def test_strimzi_topics_reset(server: tuple[Any, str], client: KubeClient)
 async def test_kafka_topics_need_bootstrap_servers(platform: KubernetesPlatform) -> None:
     with pytest.raises(ValueError, match="--bootstrap-servers"):
         await platform.reset_topics(experiment())
+
+
+# ------------------------------------------------------------------ deploy/ files
+
+DEPLOY = __import__("pathlib").Path(__file__).resolve().parents[2] / "deploy"
+
+
+def test_deploy_files_parse_and_default_manifests_are_fresh() -> None:
+    import subprocess
+    import sys
+
+    import yaml
+
+    for path in DEPLOY.rglob("*.yaml"):
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        assert docs, path
+        assert all("kind" in d and "apiVersion" in d for d in docs), path
+    result = subprocess.run(
+        [sys.executable, str(DEPLOY / "render_defaults.py"), "--check"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_rbac_is_least_privilege_and_covers_what_the_platform_does() -> None:
+    import yaml
+    from bench.k8s.client import plural_of
+
+    docs = list(yaml.safe_load_all((DEPLOY / "rbac.yaml").read_text()))
+    assert not [d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]
+    role = next(d for d in docs if d["kind"] == "Role" and d["metadata"]["name"] == "bench")
+    granted: dict[tuple[str, str], set[str]] = {}
+    for rule in role["rules"]:
+        for group in rule["apiGroups"]:
+            for res in rule["resources"]:
+                assert "*" not in (group, res) and "*" not in rule["verbs"]
+                granted[(group, res)] = set(rule["verbs"])
+    assert not [k for k in granted if k[1] in ("secrets", "pods/exec")]
+    needed = {"create", "patch", "get", "list", "watch", "delete"}
+    objs = render_manifests(experiment(), {}) + render_manifests(experiment(), {"sut_mode": "standalone"})
+    objs += KubernetesPlatform({"topics": "strimzi"}).kafka_topics(experiment())
+    for obj in objs:
+        api = obj["apiVersion"]
+        group = api.split("/")[0] if "/" in api else ""
+        key = (group, plural_of(obj["kind"])[0])
+        assert key in granted, f"rbac.yaml grants nothing on {key}"
+        assert needed <= granted[key], f"rbac.yaml misses {needed - granted[key]} on {key}"
+
+
+def test_grafana_dashboard_uses_existing_metrics() -> None:
+    import json
+    import re
+
+    import bench.metrics  # noqa: F401 - registers the metrics
+    from prometheus_client import REGISTRY
+
+    dashboard = json.loads((DEPLOY / "grafana-dashboard.json").read_text())
+    # metric families (a counter is exposed as <name>_total); labelled ones have no samples yet
+    exported = {n for m in REGISTRY.collect() for n in (m.name, f"{m.name}_total")}
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    used = {name for e in exprs for name in re.findall(r"\b(bench_[a-z_]+)", e)}
+    assert used and used <= exported, used - exported
