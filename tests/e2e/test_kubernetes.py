@@ -402,3 +402,20 @@ def test_grafana_dashboard_uses_existing_metrics() -> None:
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
     used = {name for e in exprs for name in re.findall(r"\b(bench_[a-z_]+)", e)}
     assert used and used <= exported, used - exported
+
+
+def test_generator_instances_take_contiguous_key_ranges() -> None:
+    from bench.k8s.generator_entry import instance_index, instance_spec
+
+    env = {
+        "BENCH_BOOTSTRAP_SERVERS": "kafka:9092",
+        "BENCH_SENSORS": "10",
+        "BENCH_INSTANCES": "3",
+        "BENCH_TOPIC": "input-x",
+        "BENCH_PARAMS": '{"a": 1}',
+    }
+    shares = [instance_spec({**env, "HOSTNAME": f"bench-uc1-generator-{i}"})["keys"] for i in range(3)]
+    assert shares == [["s_0", "s_1", "s_2", "s_3"], ["s_4", "s_5", "s_6", "s_7"], ["s_8", "s_9"]]
+    assert instance_index({"BENCH_INSTANCE_INDEX": "2", "HOSTNAME": "x-0"}) == 2
+    spec = instance_spec({**env, "HOSTNAME": "bench-uc1-generator-7"})
+    assert spec["keys"] == [] and spec["topic"] == "input-x" and spec["params"] == {"a": 1}

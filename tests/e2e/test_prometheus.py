@@ -154,3 +154,40 @@ async def test_unreachable_server_retries_then_names_the_url() -> None:
     with pytest.raises(PrometheusError, match="after 2 tries") as info:
         await source.query_range("up", time.time() - 10, time.time())
     assert url in str(info.value)
+
+
+async def test_kubernetes_platform_samples_lag_from_prometheus(prometheus_url: str) -> None:
+    from bench.api import UseCase
+    from bench.platforms.base import ExperimentSpec, TopicSpec
+    from bench.platforms.kubernetes import KubernetesPlatform
+
+    group = "bench-sut-k8s"
+    metrics.CONSUMER_LAG.labels(experiment="k8s", group=group).set(321.0)
+    query = f'sum(bench_consumer_lag{{group="{group}"}})'
+    await asyncio.to_thread(wait_until, "lag 321 scraped", lambda: scraped(prometheus_url, query, 321.0))
+    platform = KubernetesPlatform(
+        {
+            "api_url": "http://127.0.0.1:1",  # never contacted by sample()
+            "prometheus_url": prometheus_url,
+            "lag_query": 'sum(bench_consumer_lag{{group="{group}"}})',
+        }
+    )
+    await platform.open()
+    try:
+        spec = ExperimentSpec(
+            experiment_id="k8s",
+            use_case=UseCase(name="uc1", description="", default_benchmark=dict),
+            objects=[],
+            topics=[TopicSpec("input", "input-k8s")],
+            params={},
+            load=1,
+            resources=1,
+            group_id=group,
+        )
+        sample = await platform.sample(spec)
+        assert sample.values["lag"] == 321.0
+        missing = ExperimentSpec(**{**spec.__dict__, "group_id": "absent-group"})
+        gap = await platform.sample(missing)
+        assert gap.values["lag"] != gap.values["lag"]  # NaN: a gap, never a fake zero
+    finally:
+        await platform.close()
