@@ -419,3 +419,35 @@ def test_generator_instances_take_contiguous_key_ranges() -> None:
     assert instance_index({"BENCH_INSTANCE_INDEX": "2", "HOSTNAME": "x-0"}) == 2
     spec = instance_spec({**env, "HOSTNAME": "bench-uc1-generator-7"})
     assert spec["keys"] == [] and spec["topic"] == "input-x" and spec["params"] == {"a": 1}
+
+
+async def test_kafka_admin_topics_and_lag_on_the_shared_broker(kafka_bootstrap: str) -> None:
+    """Without Strimzi, topics and lag go through the Kafka admin API (real broker)."""
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    p = KubernetesPlatform({"api_url": "http://127.0.0.1:1", "bootstrap_servers": kafka_bootstrap})
+    await p.open()
+    spec = experiment()
+    spec.experiment_id = "k8s-kafka"
+    spec.topics = [TopicSpec("input", "k8s-input-t1", 2), TopicSpec("output", "k8s-output-t1", 2)]
+    spec.group_id = "k8s-group-t1"
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    try:
+        await p.reset_topics(spec)
+        described = {d["topic"]: len(d["partitions"]) for d in await admin.describe_topics(["k8s-input-t1"])}
+        assert described == {"k8s-input-t1": 2}
+        producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
+        await producer.start()
+        try:
+            for i in range(50):
+                await producer.send_and_wait("k8s-input-t1", f"v{i}".encode(), partition=i % 2)
+        finally:
+            await producer.stop()
+        sample = await p.sample(spec)
+        assert sample.values["lag"] == 50.0  # nobody consumed: lag = every record
+        await p.delete_topics(spec)
+    finally:
+        await admin.close()
+        await p.close()
