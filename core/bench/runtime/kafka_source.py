@@ -1,0 +1,386 @@
+"""A Kafka streaming source for Spark written as a Python data source ("bench-kafka").
+
+Why: the Spark Kafka connector JARs are not installable from PyPI, and Spark's own
+connector commits no offsets to a consumer group, so consumer lag (the main SLI of the
+method) could not be measured. This source reads Kafka partitions by offset range with
+confluent-kafka (a synchronous client that works inside executor tasks) and
+:class:`OffsetCommitter` commits the end offsets of every finished micro-batch to the
+SUT's consumer group.
+
+Offsets are ``{"topic": name, "offsets": {"<partition>": next_offset, ...}}``.
+End offsets are read from Fetch high watermarks (:class:`EndOffsetProbe`), not from
+ListOffsets, because tansu answers ListOffsets(latest) with the start of the last batch.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+SOURCE_NAME = "bench-kafka"
+
+SCHEMA = StructType(
+    [
+        StructField("key", StringType()),
+        StructField("value", StringType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+    ]
+)
+
+_ARROW_ROWS = 65536
+_READ_STALL_S = 60.0
+
+
+def _client_conf(bootstrap: str, group_id: str = "bench-reader") -> dict[str, Any]:
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group_id,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+        "fetch.wait.max.ms": 50,
+        "socket.keepalive.enable": True,
+        "log_level": 3,
+    }
+
+
+class EndOffsetProbe:
+    """Reads (low, end) offsets of a topic's partitions from Fetch high watermarks.
+
+    ListOffsets(latest) only positions the probe inside the last producer batch; one
+    short fetch from there returns that batch and the true high watermark. The probe
+    unassigns afterwards so it does not prefetch (and so re-read) the whole topic.
+    """
+
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+        self._consumer: Any = None
+        self._known: dict[tuple[str, int], int] = {}
+
+    def _client(self) -> Any:
+        if self._consumer is None:
+            from confluent_kafka import Consumer
+
+            self._consumer = Consumer(_client_conf(self.bootstrap, "bench-probe"))
+        return self._consumer
+
+    def partitions(self, topic: str, timeout: float = 5.0) -> list[int]:
+        """Partition ids now; a brand-new topic may have none yet (never cached)."""
+        md = self._client().list_topics(topic, timeout=timeout)
+        meta = md.topics.get(topic)
+        if meta is None or meta.error is not None:
+            return []
+        return sorted(meta.partitions)
+
+    def offsets(self, topic: str, timeout: float = 10.0) -> dict[int, tuple[int, int]]:
+        from confluent_kafka import KafkaError, TopicPartition
+
+        c = self._client()
+        parts = self.partitions(topic)
+        if not parts:
+            return {}
+        result: dict[int, tuple[int, int]] = {}
+        positions: dict[int, int] = {}
+        for p in parts:
+            low, listed = c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout, cached=False)
+            low = max(0, low)
+            positions[p] = max(low, listed - 1, self._known.get((topic, p), 0) - 1)
+            result[p] = (low, max(low, listed))
+        c.assign([TopicPartition(topic, p, positions[p]) for p in parts])
+        pending = set(parts)
+        seen_end: dict[int, int] = {}
+        deadline = time.monotonic() + timeout
+        try:
+            while pending and time.monotonic() < deadline:
+                for msg in c.consume(num_messages=1000, timeout=0.05):
+                    p = msg.partition()
+                    err = msg.error()
+                    if err is not None:
+                        if err.code() == KafkaError._PARTITION_EOF:
+                            pending.discard(p)
+                            seen_end[p] = max(seen_end.get(p, 0), msg.offset())
+                        continue
+                    seen_end[p] = max(seen_end.get(p, 0), msg.offset() + 1)
+                    if msg.offset() >= positions[p]:
+                        pending.discard(p)
+            for p in parts:
+                _, high = c.get_watermark_offsets(TopicPartition(topic, p), cached=True)
+                low, listed = result[p]
+                end = max(listed, high, seen_end.get(p, 0), self._known.get((topic, p), 0))
+                self._known[(topic, p)] = end
+                result[p] = (low, end)
+        finally:
+            c.unassign()
+        return result
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+
+class KafkaRange(InputPartition):
+    """One Kafka partition's offset range [start, end): one Spark task."""
+
+    bootstrap: str
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    def __init__(self, bootstrap: str, topic: str, partition: int, start: int, end: int) -> None:
+        super().__init__((topic, partition, start, end))
+        self.bootstrap = bootstrap
+        self.topic = topic
+        self.partition = partition
+        self.start = start
+        self.end = end
+
+
+def make_offset(topic: str, offsets: Mapping[int, int]) -> dict[str, Any]:
+    return {"topic": topic, "offsets": {str(p): int(offsets[p]) for p in sorted(offsets)}}
+
+
+def parse_offset(offset: Mapping[str, Any]) -> tuple[str, dict[int, int]]:
+    return str(offset["topic"]), {int(p): int(v) for p, v in dict(offset["offsets"]).items()}
+
+
+class KafkaStreamReader(DataSourceStreamReader):
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.bootstrap = options["bootstrap"]
+        self.topic = options["topic"]
+        raw_max = options.get("max_records_per_trigger") or ""
+        self.max_records = int(raw_max) if raw_max and raw_max.lower() != "none" else None
+        self.starting = options.get("starting_offsets", "earliest")
+        self._probe: EndOffsetProbe | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_probe"] = None  # a Kafka client is not picklable; executors need none
+        return state
+
+    @property
+    def probe(self) -> EndOffsetProbe:
+        if self._probe is None:
+            self._probe = EndOffsetProbe(self.bootstrap)
+        return self._probe
+
+    def initialOffset(self) -> dict:
+        offsets = self.probe.offsets(self.topic)
+        if self.starting == "latest":
+            return make_offset(self.topic, {p: end for p, (_, end) in offsets.items()})
+        return make_offset(self.topic, {p: low for p, (low, _) in offsets.items()})
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.max_records:
+            return ReadMaxRows(self.max_records)
+        return super().getDefaultReadLimit()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        _, begin = parse_offset(start)
+        offsets = self.probe.offsets(self.topic)
+        if not offsets:
+            return start
+        ends = {p: max(end, begin.get(p, low)) for p, (low, end) in offsets.items()}
+        for p, v in begin.items():  # a partition never disappears from the offset
+            ends.setdefault(p, v)
+        if isinstance(limit, ReadMaxRows):
+            ends = _limit(begin, ends, {p: low for p, (low, _) in offsets.items()}, limit.max_rows)
+        return make_offset(self.topic, ends)
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        _, begin = parse_offset(start)
+        _, stop = parse_offset(end)
+        return [
+            KafkaRange(self.bootstrap, self.topic, p, begin.get(p, 0), stop[p])
+            for p in sorted(stop)
+            if stop[p] > begin.get(p, 0)
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, KafkaRange)
+        return read_range(partition)
+
+    def commit(self, end: dict) -> None:
+        """Nothing: Spark calls this one batch late; :class:`OffsetCommitter` commits."""
+
+    def stop(self) -> None:
+        if self._probe is not None:
+            self._probe.close()
+
+
+def _limit(begin: Mapping[int, int], ends: dict[int, int], lows: Mapping[int, int], budget: int) -> dict[int, int]:
+    """Share ``budget`` records over the partitions in proportion to what each has."""
+    avail = {p: ends[p] - begin.get(p, lows.get(p, 0)) for p in ends}
+    total = sum(avail.values())
+    if total <= budget:
+        return ends
+    out = {}
+    for p, a in avail.items():
+        share = max(1, budget * a // total) if a > 0 else 0
+        out[p] = begin.get(p, lows.get(p, 0)) + min(a, share)
+    return out
+
+
+def read_range(rng: KafkaRange) -> Iterator[Any]:
+    """Fetch [start, end) of one partition as Arrow record batches (executor side)."""
+    import pyarrow as pa
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    if rng.end <= rng.start:
+        return
+    consumer = Consumer(_client_conf(rng.bootstrap))
+    try:
+        consumer.assign([TopicPartition(rng.topic, rng.partition, rng.start)])
+        keys: list[bytes | None] = []
+        values: list[bytes | None] = []
+        offsets: list[int] = []
+        stamps: list[int] = []
+        last = rng.start - 1
+        stalled_since = time.monotonic()
+        while last < rng.end - 1:
+            # ask for no more than what is left: consume() waits for the full count
+            msgs: list[Any] = consumer.consume(num_messages=max(1, min(10000, rng.end - 1 - last)), timeout=0.5)
+            got = False
+            for msg in msgs:
+                if msg.error() is not None:
+                    if msg.error().code() != KafkaError._PARTITION_EOF:
+                        raise RuntimeError(f"kafka read {rng.topic}/{rng.partition}: {msg.error()}")
+                    continue
+                off = msg.offset()
+                if off >= rng.end:
+                    last = off
+                    break
+                got = True
+                last = off
+                keys.append(msg.key())
+                values.append(msg.value())
+                offsets.append(off)
+                stamps.append(msg.timestamp()[1])
+            if got:
+                stalled_since = time.monotonic()
+            elif time.monotonic() - stalled_since > _READ_STALL_S:
+                raise RuntimeError(f"kafka read {rng.topic}/{rng.partition} stuck at {last + 1} before end {rng.end}")
+            if len(offsets) >= _ARROW_ROWS:
+                yield _batch(pa, rng, keys, values, offsets, stamps)
+                keys, values, offsets, stamps = [], [], [], []
+        if offsets:
+            yield _batch(pa, rng, keys, values, offsets, stamps)
+    finally:
+        consumer.close()
+
+
+def _strings(pa: Any, items: list[bytes | None]) -> Any:
+    try:
+        return pa.array(items, pa.binary()).cast(pa.string())
+    except (pa.ArrowInvalid, UnicodeDecodeError):  # not UTF-8: keep the row, let parsing reject it
+        return pa.array([None if b is None else b.decode("utf-8", "replace") for b in items], pa.string())
+
+
+def _batch(
+    pa: Any,
+    rng: KafkaRange,
+    keys: list[bytes | None],
+    values: list[bytes | None],
+    offsets: list[int],
+    stamps: list[int],
+) -> Any:
+    n = len(offsets)
+    return pa.RecordBatch.from_arrays(
+        [
+            _strings(pa, keys),
+            _strings(pa, values),
+            pa.array([rng.topic] * n, pa.string()),
+            pa.array([rng.partition] * n, pa.int32()),
+            pa.array(offsets, pa.int64()),
+            pa.array([s * 1000 for s in stamps], pa.timestamp("us", tz="UTC")),
+        ],
+        names=[f.name for f in SCHEMA.fields],
+    )
+
+
+class KafkaDataSource(DataSource):
+    """``spark.readStream.format("bench-kafka")`` and ``writeStream.format("bench-kafka")``.
+
+    Read options: ``bootstrap``, ``topic``, ``max_records_per_trigger``,
+    ``starting_offsets`` (earliest | latest). Write options: see
+    :mod:`bench.runtime.kafka_sink`.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def schema(self) -> StructType:
+        return SCHEMA
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return KafkaStreamReader(self.options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
+        from bench.runtime.kafka_sink import KafkaStreamWriter
+
+        return KafkaStreamWriter(self.options, schema)
+
+
+class OffsetCommitter:
+    """Commits each finished micro-batch's end offsets to the SUT consumer group.
+
+    Called from a StreamingQueryListener's ``onQueryProgress`` (see
+    :mod:`bench.runtime.spark_session`): unlike ``reader.commit()``, which Spark calls
+    only when the next batch starts, progress arrives right after a batch finishes,
+    so the committed offsets equal the end offsets when the query is idle.
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[str, tuple[str, str]] = {}  # topic -> (bootstrap, group)
+        self._clients: dict[tuple[str, str], Any] = {}
+
+    def watch(self, topic: str, bootstrap: str, group_id: str) -> None:
+        self._groups[topic] = (bootstrap, group_id)
+
+    def commit_progress(self, source_end_offsets: list[str | None]) -> None:
+        from confluent_kafka import TopicPartition
+
+        for raw in source_end_offsets:
+            if not raw:
+                continue
+            try:
+                offset = json.loads(raw)
+                topic, offsets = parse_offset(offset)
+            except (ValueError, KeyError, TypeError):
+                continue  # another kind of source
+            target = self._groups.get(topic)
+            if target is None or not offsets:
+                continue
+            client = self._clients.get(target)
+            if client is None:
+                from confluent_kafka import Consumer
+
+                client = Consumer(_client_conf(target[0], target[1]))
+                self._clients[target] = client
+            client.commit(
+                offsets=[TopicPartition(topic, p, o) for p, o in sorted(offsets.items())],
+                asynchronous=False,
+            )
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()

@@ -1,0 +1,287 @@
+"""The SUT driver: ``python -m bench.runtime.spark_driver SPEC.json``.
+
+The embedded platform runs this as a subprocess so that the SUT's JVM and Python
+workers stay out of the engine's event loop and can be killed as one process group.
+The spec is a JSON object::
+
+    {"use_case": "uc1", "bootstrap_servers": "127.0.0.1:9092",
+     "topics": {"input": "input-x1", "output": "output-x1"}, "group_id": "bench-sut",
+     "params": {}, "instances": 1, "spark_master": null, "trigger_seconds": 2,
+     "max_records_per_trigger": null, "checkpoint_dir": "/tmp/ck", "connector": "python"}
+
+stdout carries JSON lines: ``{"event": "started"}`` once, ``{"event": "progress", ...}``
+per micro-batch, ``{"event": "error", "message": ...}`` on failure (exit 1). SIGTERM
+and SIGINT stop the query and Spark and exit 0.
+
+:func:`build_context` and :func:`start_query` are shared with :mod:`bench.testing`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bench.api import StreamingPlan, TopologyContext, UseCase
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+MALFORMED_PREFIX = "bench_malformed_"
+MEASUREMENT_SCHEMA = "identifier string, timestamp long, valueInW double"
+_observe_ids = itertools.count()
+
+
+def read_topic(
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    connector: str = "python",
+    max_records_per_trigger: int | None = None,
+) -> DataFrame:
+    """The raw stream of one real topic: key, value, topic, partition, offset, timestamp."""
+    if connector == "native":
+        from pyspark.sql import functions as F
+
+        reader = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+        )
+        if max_records_per_trigger:
+            reader = reader.option("maxOffsetsPerTrigger", str(max_records_per_trigger))
+        return reader.load().select(
+            F.col("key").cast("string").alias("key"),
+            F.col("value").cast("string").alias("value"),
+            "topic",
+            "partition",
+            "offset",
+            "timestamp",
+        )
+    if connector != "python":
+        raise ValueError(f"connector must be 'python' or 'native', got {connector!r}")
+    reader = spark.readStream.format("bench-kafka").option("bootstrap", bootstrap).option("topic", topic)
+    if max_records_per_trigger:
+        reader = reader.option("max_records_per_trigger", str(max_records_per_trigger))
+    return reader.load()
+
+
+def parse_measurements(raw: DataFrame, name: str) -> DataFrame:
+    """ActivePowerRecord JSON -> identifier, timestamp (TimestampType), valueInW.
+
+    Parsing happens in the JVM (from_json); rows that do not parse or lack a field are
+    counted through ``observe`` (``progress.observedMetrics[name]``) and dropped.
+    """
+    from pyspark.sql import functions as F
+
+    parsed = raw.select(F.from_json(F.col("value"), MEASUREMENT_SCHEMA).alias("r"))
+    bad = (
+        F.col("r").isNull()
+        | F.col("r.identifier").isNull()
+        | F.col("r.timestamp").isNull()
+        | F.col("r.valueInW").isNull()
+    )
+    flagged = parsed.withColumn("_bad", bad)
+    observed = flagged.observe(name, F.sum(F.col("_bad").cast("long")).alias("malformed"))
+    return observed.where(~F.col("_bad")).select(
+        F.col("r.identifier").alias("identifier"),
+        F.timestamp_millis(F.col("r.timestamp")).alias("timestamp"),
+        F.col("r.valueInW").alias("valueInW"),
+    )
+
+
+def build_context(
+    spark: SparkSession,
+    bootstrap: str,
+    topics: Mapping[str, str],
+    group_id: str,
+    params: Mapping[str, Any],
+    instances: int = 1,
+    connector: str = "python",
+    max_records_per_trigger: int | None = None,
+) -> TopologyContext:
+    """A TopologyContext whose readers commit their offsets to ``group_id``."""
+    from bench.runtime.spark_session import progress_listener
+
+    committer = progress_listener(spark).committer
+
+    def topic_of(logical: str) -> str:
+        if logical not in topics:
+            raise KeyError(f"unknown logical topic {logical!r}; known: {sorted(topics)}")
+        return topics[logical]
+
+    def _read_topic(logical: str) -> DataFrame:
+        real = topic_of(logical)
+        committer.watch(real, bootstrap, group_id)
+        return read_topic(spark, bootstrap, real, connector, max_records_per_trigger)
+
+    def _read_measurements(logical: str) -> DataFrame:
+        name = f"{MALFORMED_PREFIX}{logical.replace('-', '_')}_{next(_observe_ids)}"
+        return parse_measurements(_read_topic(logical), name)
+
+    return TopologyContext(
+        spark=spark,
+        params=dict(params),
+        topics=dict(topics),
+        instances=instances,
+        read_topic=_read_topic,
+        read_measurements=_read_measurements,
+    )
+
+
+def start_query(
+    plan: StreamingPlan,
+    ctx: TopologyContext,
+    bootstrap: str,
+    checkpoint_dir: str,
+    trigger_seconds: float,
+    connector: str = "python",
+    name: str | None = None,
+) -> StreamingQuery:
+    from bench.runtime.kafka_sink import write_stream
+
+    if callable(plan.sink):
+        writer = plan.df.writeStream.foreachBatch(plan.sink)
+    elif plan.sink == "kafka":
+        writer = write_stream(plan.df, bootstrap, ctx.topics, connector)
+    else:
+        raise ValueError(f"StreamingPlan.sink must be 'kafka' or a callable, got {plan.sink!r}")
+    writer = writer.outputMode(plan.output_mode).option("checkpointLocation", checkpoint_dir)
+    if name:
+        writer = writer.queryName(name)
+    return writer.trigger(processingTime=f"{max(0.0, trigger_seconds)} seconds").start()
+
+
+@dataclass
+class ProgressTotals:
+    """Cumulative counters over a query's progress events."""
+
+    dropped_by_watermark: int = 0
+    malformed: int = 0
+    input_rows: int = 0
+    batches: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, progress: Any) -> dict[str, Any]:
+        self.batches += 1
+        self.input_rows += int(progress.numInputRows or 0)
+        self.dropped_by_watermark += sum(int(op.numRowsDroppedByWatermark or 0) for op in progress.stateOperators)
+        for metric, row in (progress.observedMetrics or {}).items():
+            if metric.startswith(MALFORMED_PREFIX) and row is not None:
+                self.malformed += int(row["malformed"] or 0)
+        event = {
+            "event": "progress",
+            "timestamp": progress.timestamp,
+            "batchId": progress.batchId,
+            "numInputRows": progress.numInputRows,
+            "inputRowsPerSecond": _finite(progress.inputRowsPerSecond),
+            "processedRowsPerSecond": _finite(progress.processedRowsPerSecond),
+            "batchDurationMs": (progress.durationMs or {}).get("triggerExecution"),
+            "droppedByWatermark": self.dropped_by_watermark,
+            "malformed": self.malformed,
+            "durationMs": dict(progress.durationMs or {}),
+        }
+        self.events.append(event)
+        return event
+
+
+def _finite(x: Any) -> float:
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return 0.0
+    return value if value == value and value not in (float("inf"), float("-inf")) else 0.0
+
+
+def _emit(obj: Mapping[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def lookup_use_case(name: str) -> UseCase:
+    from bench.plugins import load_plugins
+
+    registry = load_plugins()
+    if name not in registry.use_cases:
+        raise KeyError(f"unknown use case {name!r}; known: {sorted(registry.use_cases)}")
+    return registry.use_cases[name]
+
+
+def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _emit) -> int:
+    from bench.runtime.spark_session import build_session, progress_listener
+
+    use_case = lookup_use_case(str(spec["use_case"]))
+    if use_case.topology is None:
+        raise ValueError(f"use case {use_case.name!r} has no Spark topology")
+    instances = int(spec.get("instances") or 1)
+    master = spec.get("spark_master") or f"local[{instances}]"
+    connector = str(spec.get("connector") or "python")
+    bootstrap = str(spec["bootstrap_servers"])
+    spark = build_session(master, f"bench-{use_case.name}", instances)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    query: StreamingQuery | None = None
+    try:
+        params = {**dict(use_case.default_params), **dict(spec.get("params") or {})}
+        ctx = build_context(
+            spark,
+            bootstrap,
+            spec["topics"],
+            str(spec.get("group_id") or "bench-sut"),
+            params,
+            instances,
+            connector,
+            spec.get("max_records_per_trigger"),
+        )
+        plan = use_case.topology(ctx)
+        trigger = spec.get("trigger_seconds")
+        if trigger is None:
+            trigger = plan.trigger_seconds if plan.trigger_seconds is not None else 2.0
+        totals = ProgressTotals()
+        lock = threading.Lock()
+
+        def on_progress(progress: Any) -> None:
+            with lock:
+                emit(totals.add(progress))
+
+        query = start_query(plan, ctx, bootstrap, str(spec["checkpoint_dir"]), float(trigger), connector)
+        progress_listener(spark).watch(str(query.id), on_progress)
+        emit({"event": "started", "id": str(query.id)})
+        while not stop.is_set():
+            if query.exception() is not None or not query.isActive:
+                raise RuntimeError(str(query.exception() or "query stopped"))
+            stop.wait(0.5)
+        return 0
+    finally:
+        if query is not None:
+            try:
+                query.stop()
+            except Exception:  # noqa: BLE001 - stopping on the way out; nothing to report to
+                pass
+        spark.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        sys.stderr.write("usage: python -m bench.runtime.spark_driver SPEC.json\n")
+        return 2
+    try:
+        with open(argv[0], encoding="utf-8") as fh:
+            spec = json.load(fh)
+        return run(spec)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one error line for the platform
+        _emit({"event": "error", "message": f"{type(exc).__name__}: {exc}"})
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""Test harness: run a use case's Spark topology on the real broker and real Spark.
+
+Use-case tests import :func:`run_topology`::
+
+    from bench.testing import run_topology
+
+    result = run_topology(
+        use_case,                               # bench.api.UseCase with a topology
+        {"input": [("s_1", '{"identifier": "s_1", "timestamp": 0, "valueInW": 5.0}', 0)]},
+        bootstrap_servers=kafka_bootstrap,       # tests/conftest.py fixture
+        spark=spark,                             # tests/conftest.py fixture (shared)
+        params={"window_ms": 60000},
+    )
+    result            # list of {"key", "value", "topic", "partition", "offset", "timestamp"}
+    result.dropped    # rows dropped by watermark (sum of numRowsDroppedByWatermark)
+    result.malformed  # malformed input records counted by read_measurements
+
+``inputs`` is either one mapping ``{logical_topic: [(key, value, timestamp_ms), ...]}``
+or a list of such mappings (*steps*). Each step is produced, then processed until the
+query is idle (``processAllAvailable`` plus ``idle_seconds`` without a new micro-batch,
+so watermark-only batches run too) before the next step is produced: that is how a test
+advances the watermark and then sends late records, or changes UC4's registry between
+measurements. A value of ``None`` produces a tombstone.
+
+Topics get fresh real names (``<logical>-<uuid>``) for every call: every logical topic
+of the use case's default benchmark (``kafkaConfig.topics``), plus those in ``inputs``
+and ``collect``. ``result.topics`` maps them. The output rows are the records of the
+``collect`` logical topics (default ``("output",)``) in (topic, partition, offset)
+order, read after the query stopped. ``result.committed`` holds the SUT group's
+committed offsets of the input topics, ``result.progress`` the per-batch progress
+events (the driver's JSON lines). Nothing here asserts timing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from bench.api import UseCase
+from bench.runtime.spark_driver import ProgressTotals, build_context, start_query
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+Record = tuple[str | None, str | None, int]
+Inputs = Mapping[str, Sequence[Record]]
+
+
+class TopologyResult(list[dict[str, Any]]):
+    """The output records (a list of dicts) plus counters of the run."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__(rows)
+        self.dropped = 0
+        self.malformed = 0
+        self.input_rows = 0
+        self.progress: list[dict[str, Any]] = []
+        self.topics: dict[str, str] = {}
+        self.committed: dict[str, dict[int, int]] = {}
+        self.end_offsets: dict[str, dict[int, int]] = {}
+
+
+def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 10.0) -> None:
+    """Create real topics {name: partitions}; an existing topic is fine."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(n, p, 1) for n, p in topics.items()], operation_timeout=timeout)
+    for name, fut in futures.items():
+        try:
+            fut.result(timeout)
+        except Exception as exc:  # noqa: BLE001 - already-exists is fine, others re-raised
+            if "exist" not in str(exc).lower():
+                raise RuntimeError(f"creating topic {name}: {exc}") from exc
+    deadline = time.monotonic() + timeout
+    for name, parts in topics.items():  # a brand-new topic may report no partitions for a moment
+        while len(admin.list_topics(name, timeout=timeout).topics[name].partitions) < parts:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"topic {name} has no partitions after {timeout} s")
+            time.sleep(0.1)
+
+
+def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
+    """Produce (key, value, timestamp_ms) records and wait until all are acknowledged."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 3})
+    errors: list[str] = []
+
+    def on_delivery(err: Any, _msg: Any) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    for key, value, ts in records:
+        while True:
+            try:
+                producer.produce(topic, key=key, value=value, timestamp=int(ts), on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    if producer.flush(60) or errors:
+        raise RuntimeError(f"producing to {topic} failed: {errors[:3]}")
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """True end offsets (from fetch high watermarks, not tansu's ListOffsets)."""
+    from bench.runtime.kafka_source import EndOffsetProbe
+
+    probe = EndOffsetProbe(bootstrap)
+    try:
+        return {p: end for p, (_, end) in probe.offsets(topic).items()}
+    finally:
+        probe.close()
+
+
+def committed_offsets(bootstrap: str, group_id: str, topic: str) -> dict[int, int]:
+    """The group's committed offsets per partition (-1001 = none)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from bench.runtime.kafka_source import EndOffsetProbe
+
+    probe = EndOffsetProbe(bootstrap)
+    parts = probe.partitions(topic)
+    probe.close()
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id, "enable.auto.commit": False})
+    try:
+        got: list[Any] = consumer.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+        return {tp.partition: tp.offset for tp in got}
+    finally:
+        consumer.close()
+
+
+def read_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """Every record of a topic, from the beginning up to its end offsets."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    msg: Any
+    ends = {p: e for p, e in end_offsets(bootstrap, topic).items() if e > 0}
+    if not ends:
+        return []
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"bench-read-{uuid.uuid4().hex[:8]}",
+         "enable.auto.commit": False, "log_level": 3}
+    )
+    rows: list[dict[str, Any]] = []
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+        pending = dict(ends)
+        deadline = time.monotonic() + timeout
+        while pending and time.monotonic() < deadline:
+            for msg in consumer.consume(num_messages=10000, timeout=0.5):
+                if msg.error() is not None:
+                    continue
+                p, off = msg.partition(), msg.offset()
+                if p not in pending or off >= ends[p]:
+                    continue
+                key, value = msg.key(), msg.value()
+                rows.append(
+                    {
+                        "key": None if key is None else key.decode("utf-8", "replace"),
+                        "value": None if value is None else value.decode("utf-8", "replace"),
+                        "topic": topic,
+                        "partition": p,
+                        "offset": off,
+                        "timestamp": msg.timestamp()[1],
+                    }
+                )
+                if off >= ends[p] - 1:
+                    pending.pop(p)
+        if pending:
+            raise RuntimeError(f"reading {topic}: partitions {sorted(pending)} did not reach their end")
+    finally:
+        consumer.close()
+    rows.sort(key=lambda r: (r["partition"], r["offset"]))
+    return rows
+
+
+def _benchmark_topics(use_case: UseCase) -> dict[str, int]:
+    try:
+        bench = use_case.default_benchmark()
+        return {
+            str(t["name"]): int(t.get("numPartitions", 1))
+            for t in bench.get("kafkaConfig", {}).get("topics", [])
+        }
+    except Exception:  # noqa: BLE001 - a test harness must still run a use case with a bad default
+        return {}
+
+
+def _wait_idle(query: Any, totals: ProgressTotals, idle_seconds: float, limit_s: float) -> None:
+    """processAllAvailable, then wait until no new batch ran for ``idle_seconds``."""
+    query.processAllAvailable()
+    deadline = time.monotonic() + limit_s
+    seen = totals.batches
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < idle_seconds:
+        if query.exception() is not None:
+            raise RuntimeError(f"query failed: {query.exception()}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"query never became idle within {limit_s} s")
+        time.sleep(0.1)
+        if totals.batches != seen:
+            seen = totals.batches
+            quiet_since = time.monotonic()
+
+
+def run_topology(
+    use_case: UseCase,
+    inputs: Inputs | Sequence[Inputs],
+    *,
+    bootstrap_servers: str,
+    spark: SparkSession | None = None,
+    params: Mapping[str, Any] | None = None,
+    collect: Sequence[str] = ("output",),
+    partitions: int | None = None,
+    instances: int = 1,
+    group_id: str | None = None,
+    trigger_seconds: float = 0.2,
+    idle_seconds: float = 1.5,
+    max_records_per_trigger: int | None = None,
+    step_limit_s: float = 120.0,
+) -> TopologyResult:
+    """Run ``use_case``'s topology over ``inputs`` (one mapping or a list of steps).
+
+    ``partitions`` overrides every topic's partition count (default: the benchmark's
+    ``kafkaConfig``, else 1). ``params`` are merged over ``use_case.default_params``.
+    ``spark`` defaults to a new local[1] session (pass the shared fixture in tests).
+    See the module docstring for what the result holds.
+    """
+    from bench.runtime.spark_session import build_session, progress_listener
+
+    if use_case.topology is None:
+        raise ValueError(f"use case {use_case.name!r} has no Spark topology")
+    steps: list[Inputs] = [inputs] if isinstance(inputs, Mapping) else list(inputs)
+    suffix = uuid.uuid4().hex[:8]
+    sizes = _benchmark_topics(use_case)
+    for logical in [*(k for s in steps for k in s), *collect]:
+        sizes.setdefault(logical, 1)
+    if partitions is not None:
+        sizes = {k: partitions for k in sizes}
+    topics = {logical: f"{logical}-{suffix}" for logical in sizes}
+    create_topics(bootstrap_servers, {topics[k]: n for k, n in sizes.items()})
+    spark = spark or build_session("local[1]", "bench-test", instances)
+    group = group_id or f"bench-test-{suffix}"
+    merged = {**dict(use_case.default_params), **dict(params or {})}
+    ctx = build_context(spark, bootstrap_servers, topics, group, merged, instances, "python", max_records_per_trigger)
+    plan = use_case.topology(ctx)
+    totals = ProgressTotals()
+    listener = progress_listener(spark)
+    with tempfile.TemporaryDirectory(prefix="bench-ckpt-") as ckpt:
+        query = start_query(plan, ctx, bootstrap_servers, ckpt, trigger_seconds, "python", f"test_{suffix}")
+        listener.watch(str(query.id), totals.add)
+        try:
+            for step in steps:
+                for logical, records in step.items():
+                    produce(bootstrap_servers, topics[logical], records)
+                _wait_idle(query, totals, idle_seconds, step_limit_s)
+        finally:
+            query.stop()
+            listener.unwatch(str(query.id))
+    rows: list[dict[str, Any]] = []
+    for logical in collect:
+        rows.extend(dict(r, topic=logical) for r in read_all(bootstrap_servers, topics[logical]))
+    result = TopologyResult(rows)
+    result.dropped = totals.dropped_by_watermark
+    result.malformed = totals.malformed
+    result.input_rows = totals.input_rows
+    result.progress = totals.events
+    result.topics = topics
+    inputs_used = {k for s in steps for k in s}
+    for logical in inputs_used:
+        result.committed[logical] = committed_offsets(bootstrap_servers, group, topics[logical])
+        result.end_offsets[logical] = end_offsets(bootstrap_servers, topics[logical])
+    return result
