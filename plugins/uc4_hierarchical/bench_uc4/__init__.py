@@ -1,0 +1,55 @@
+"""The UC4 plugin: hierarchical aggregation with a sensor registry and a feedback loop.
+
+Registered through the ``bench.plugins`` entry point ``uc4``. The PySpark topology is
+imported only when the SUT builds it, so loading the plugin stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bench.api import GeneratorType, PatcherType, Registrar, UseCase
+from bench.hookspecs import hookimpl
+
+from bench_uc4.benchmark import default_benchmark
+from bench_uc4.generator import GENERATOR
+from bench_uc4.params import DEFAULT_PARAMS
+from bench_uc4.patchers import PATCHER
+
+if TYPE_CHECKING:
+    from bench.api import StreamingPlan, TopologyContext
+
+
+def topology(ctx: TopologyContext) -> StreamingPlan:
+    from bench_uc4.topology import build
+
+    return build(ctx)
+
+
+USE_CASE = UseCase(
+    name="uc4",
+    description="Hierarchical aggregation: measurements joined with a runtime-changeable sensor "
+    "registry, summed per group per tumbling window, groups of groups via a feedback topic",
+    default_benchmark=default_benchmark,
+    generator=GENERATOR.name,
+    topology=topology,
+    dimensions=("NumNestedGroups", "ChildrenPerGroup"),
+    default_params=DEFAULT_PARAMS,
+)
+
+
+@hookimpl
+def bench_register_use_cases(register: Registrar) -> None:
+    register(USE_CASE)
+
+
+@hookimpl
+def bench_register_generators(register: Registrar) -> None:
+    generator: GeneratorType = GENERATOR
+    register(generator)
+
+
+@hookimpl
+def bench_register_patchers(register: Registrar) -> None:
+    patcher: PatcherType = PATCHER
+    register(patcher)

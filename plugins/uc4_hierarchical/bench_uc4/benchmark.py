@@ -1,0 +1,51 @@
+"""UC4's default Benchmark definition (the shape the core's model reads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench_uc4.patchers import NAME as SENSORS_PATCHER
+
+
+def _param(key: str) -> dict[str, Any]:
+    return {"type": "ParamPatcher", "resource": "generator", "properties": {"key": key, "type": "int"}}
+
+
+def default_benchmark() -> dict[str, Any]:
+    sensors_patcher = {"type": SENSORS_PATCHER, "resource": "generator"}
+    return {
+        "name": "uc4",
+        "useCase": "uc4",
+        "sut": {
+            "resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}]
+        },
+        "loadGenerator": {
+            "resources": [
+                {
+                    "kind": "BenchGenerator",
+                    "metadata": {"name": "generator"},
+                    "spec": {
+                        "replicas": 1,
+                        "sensors": 16,
+                        "periodMs": 1000,
+                        "maxPerInstance": 150000,
+                        "params": {"nestedGroups": 2, "childrenPerGroup": 4},
+                    },
+                }
+            ]
+        },
+        "loadTypes": [
+            {"typeName": "NumNestedGroups", "patchers": [_param("nestedGroups"), sensors_patcher]},
+            {"typeName": "ChildrenPerGroup", "patchers": [_param("childrenPerGroup"), sensors_patcher]},
+        ],
+        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
+        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
+        "kafkaConfig": {
+            "topics": [
+                {"name": "input", "numPartitions": 4},
+                {"name": "output", "numPartitions": 4},
+                {"name": "configuration", "numPartitions": 1},
+                {"name": "aggregation-feedback", "numPartitions": 4},
+            ]
+        },
+    }

@@ -1,0 +1,172 @@
+"""The UC4 sensor registry: a tree of groups whose leaves are the measured sensors.
+
+The JSON shape follows the reference's SensorRegistry (``identifier``, ``name``,
+``children``; a node without ``children`` is a machine sensor), so registries written
+for the reference benchmarks can be published unchanged. Everything here is pure so
+that the tree logic is tested without Kafka or Spark.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ROOT = "group_lvl_0"
+#: the key of registry events, as the reference's config publisher uses
+EVENT_KEY = "SENSOR_REGISTRY_CHANGED"
+
+
+@dataclass
+class Node:
+    identifier: str
+    children: list[Node] = field(default_factory=list)
+    is_group: bool = False
+    name: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"identifier": self.identifier, "name": self.name}
+        if self.is_group:
+            doc["children"] = [child.to_json() for child in self.children]
+        return doc
+
+
+def leaf_key(index: int) -> str:
+    return f"s_{index}"
+
+
+def group_key(level: int, index: int) -> str:
+    return ROOT if level == 0 else f"group_lvl_{level}_{index}"
+
+
+def build_tree(levels: int, children: int = 4) -> Node:
+    """A full tree: ``levels`` nested group levels, ``children`` per group, ``children**levels`` leaves.
+
+    Leaves are numbered left to right, so a contiguous key range (one generator
+    instance's share) is a contiguous set of subtrees.
+    """
+    if levels < 1:
+        raise ValueError(f"nestedGroups must be >= 1, got {levels}")
+    if children < 1:
+        raise ValueError(f"childrenPerGroup must be >= 1, got {children}")
+
+    def node(level: int, index: int) -> Node:
+        if level == levels:
+            return Node(leaf_key(index), name=leaf_key(index))
+        kids = [node(level + 1, index * children + i) for i in range(children)]
+        return Node(group_key(level, index), kids, is_group=True, name=group_key(level, index))
+
+    return node(0, 0)
+
+
+def leaf_keys(levels: int, children: int = 4) -> list[str]:
+    """The leaves of :func:`build_tree` without building it (the generator's key space)."""
+    if levels < 1 or children < 1:
+        raise ValueError(f"need nestedGroups >= 1 and childrenPerGroup >= 1, got {levels}, {children}")
+    return [leaf_key(i) for i in range(children**levels)]
+
+
+def dumps(tree: Node) -> str:
+    return json.dumps(tree.to_json(), separators=(",", ":"))
+
+
+def parse(doc: str | Mapping[str, Any]) -> Node:
+    """Parse a registry event; raises ``ValueError`` on anything that is not a tree."""
+    raw = json.loads(doc) if isinstance(doc, str) else doc
+
+    def node(obj: Any, depth: int) -> Node:
+        if depth > 64:
+            raise ValueError("registry nested deeper than 64 levels")
+        if not isinstance(obj, Mapping) or not isinstance(obj.get("identifier"), str):
+            raise ValueError(f"registry node without a string identifier: {obj!r:.80}")
+        kids = obj.get("children")
+        if kids is None:
+            return Node(obj["identifier"], name=str(obj.get("name", "")))
+        if not isinstance(kids, list):
+            raise ValueError(f"children of {obj['identifier']!r} is not a list")
+        return Node(obj["identifier"], [node(k, depth + 1) for k in kids], is_group=True, name=str(obj.get("name", "")))
+
+    return node(raw, 0)
+
+
+def walk(tree: Node) -> Iterator[tuple[Node, list[str]]]:
+    """Every node with its ancestors (nearest first)."""
+    stack: list[tuple[Node, list[str]]] = [(tree, [])]
+    while stack:
+        current, ancestors = stack.pop()
+        yield current, ancestors
+        for child in reversed(current.children):
+            stack.append((child, [current.identifier, *ancestors]))
+
+
+def parents_of(tree: Node, feedback: bool = True) -> dict[str, list[str]]:
+    """Where each record is duplicated to.
+
+    With the feedback loop a record goes to its direct parent(s) only, and group
+    results travel up one level per window through ``aggregation-feedback``; so groups
+    are keys here too. Without it (the 2023 study's variant) only leaves are keys and
+    each goes straight to all of its ancestors. A sensor listed under several groups
+    goes to each of them once.
+    """
+    result: dict[str, list[str]] = {}
+    for current, ancestors in walk(tree):
+        if not ancestors:
+            continue
+        if feedback:
+            targets = ancestors[:1]
+        elif current.is_group:
+            continue
+        else:
+            targets = ancestors
+        known = result.setdefault(current.identifier, [])
+        known.extend(t for t in targets if t not in known)
+    return result
+
+
+def leaves_under(tree: Node) -> dict[str, set[str]]:
+    """Each group's set of leaf sensors (the test oracle's view of the tree)."""
+    result: dict[str, set[str]] = {}
+    for current, ancestors in walk(tree):
+        if current.is_group:
+            result.setdefault(current.identifier, set())
+        else:
+            for group in ancestors:
+                result.setdefault(group, set()).add(current.identifier)
+    return result
+
+
+def height(tree: Node, identifier: str) -> int:
+    """Levels between a group and its deepest leaf (1 = a group of leaves).
+
+    With feedback, a group's window W holds leaf values of window W - (height - 1):
+    each level adds one window of delay, as in the reference's Kafka Streams UC4.
+    """
+    for current, _ in walk(tree):
+        if current.identifier == identifier:
+            return _height(current)
+    raise KeyError(identifier)
+
+
+def _height(node: Node) -> int:
+    if not node.is_group or not node.children:
+        return 0
+    return 1 + max(_height(child) for child in node.children)
+
+
+def move(tree: Node, sensor: str, new_parent: str) -> Node:
+    """A copy of the tree with ``sensor`` moved under ``new_parent`` (for runtime changes)."""
+    copy = parse(tree.to_json())
+    moved: Node | None = None
+    for current, _ in walk(copy):
+        for child in list(current.children):
+            if child.identifier == sensor:
+                current.children.remove(child)
+                moved = child
+    if moved is None:
+        raise KeyError(sensor)
+    for current, _ in walk(copy):
+        if current.identifier == new_parent and current.is_group:
+            current.children.append(moved)
+            return copy
+    raise KeyError(new_parent)
