@@ -13,7 +13,7 @@ import copy
 import math
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,7 +125,12 @@ class Engine:
         config: RunConfig,
         platform: Platform,
         progress: ProgressFn = _noop,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        # clock/sleep are injectable so that tests can run simulated time.
+        self.clock = clock
+        self.sleep = sleep
         self.registry = registry
         self.cfg = config
         self.platform = platform
@@ -273,9 +278,9 @@ class Engine:
         try:
             await self.platform.start_sut(spec)
             if ex.loadGenerationDelay:
-                await asyncio.sleep(ex.loadGenerationDelay)
+                await self.sleep(ex.loadGenerationDelay)
             await self.platform.start_generators(spec)
-            started = time.monotonic()
+            started = self.clock()
             next_tick = started
             while True:
                 sample = await self.platform.sample(spec)
@@ -283,7 +288,7 @@ class Engine:
                     s = series.setdefault(name, Series([], [], labels=spec.group_id))
                     s.timestamps.append(sample.timestamp)
                     s.values.append(float(value))
-                elapsed = time.monotonic() - started
+                elapsed = self.clock() - started
                 lag = sample.values.get("lag")
                 self.progress(
                     f"{label}: {elapsed:5.0f}/{ex.duration:g} s"
@@ -297,7 +302,7 @@ class Engine:
                     self.progress(f"{label}: lag trend decided early at {elapsed:.0f} s", False)
                     break
                 next_tick += ex.sampleInterval
-                await asyncio.sleep(max(0.0, min(next_tick - time.monotonic(), ex.duration - elapsed)))
+                await self.sleep(max(0.0, min(next_tick - self.clock(), ex.duration - elapsed)))
             reports = list(await self.platform.stop_generators(spec))
         finally:
             try:
@@ -305,7 +310,7 @@ class Engine:
             finally:
                 await self.platform.delete_topics(spec)
         if ex.afterTeardownDelay:
-            await asyncio.sleep(ex.afterTeardownDelay)
+            await self.sleep(ex.afterTeardownDelay)
         return series, reports
 
     def _decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float) -> bool:

@@ -1,0 +1,98 @@
+"""A fake platform for engine tests: lag grows at max(0, rate - instances x capacity).
+
+It models the calibrated use case without processes, so the engine, strategies, SLOs
+and result files can be tested in milliseconds. The real thing is tested in tests/e2e.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bench.api import GeneratorReport, UseCase
+from bench.platforms.base import ExperimentSpec, Sample
+
+CAPACITY = 1000.0
+
+
+def fake_benchmark() -> dict[str, Any]:
+    return {
+        "name": "fake",
+        "useCase": "fake",
+        "sut": {"resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}]},
+        "loadGenerator": {
+            "resources": [
+                {
+                    "kind": "BenchGenerator",
+                    "metadata": {"name": "generator"},
+                    "spec": {"replicas": 1, "sensors": 10, "periodMs": 1000, "maxPerInstance": 150000, "params": {}},
+                }
+            ]
+        },
+        "loadTypes": [{"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]}],
+        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
+        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
+        "kafkaConfig": {"topics": [{"name": "input", "numPartitions": 4}]},
+    }
+
+
+FAKE_USE_CASE = UseCase(name="fake", description="fake for tests", default_benchmark=fake_benchmark,
+                        sut_process="fake")
+
+
+class FakePlatform:
+    """Simulated time: every sample() advances the clock by one sampling interval."""
+
+    name = "fake"
+
+    def __init__(self, interval: float = 5.0, behind: float = 0.0, fail_at: int | None = None) -> None:
+        self.interval = interval
+        self.behind = behind
+        self.fail_at = fail_at
+        self.calls: list[str] = []
+        self.experiments: list[tuple[float, float]] = []
+        self.clock = 1_700_000_000.0
+        self.lag = 0.0
+        self.open_count = 0
+        self.closed = False
+
+    async def open(self) -> None:
+        self.open_count += 1
+
+    async def close(self) -> None:
+        self.closed = True
+
+    async def reset_topics(self, spec: ExperimentSpec) -> None:
+        self.calls.append("reset")
+
+    async def start_sut(self, spec: ExperimentSpec) -> None:
+        self.calls.append("start_sut")
+        self.experiments.append((spec.load, spec.resources))
+        if self.fail_at is not None and len(self.experiments) >= self.fail_at:
+            raise RuntimeError("SUT failed to start")
+        self.lag = 0.0
+
+    async def start_generators(self, spec: ExperimentSpec) -> None:
+        self.calls.append("start_gen")
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        self.clock += self.interval
+        sut = next(o for o in spec.objects if o["kind"] == "BenchSut")
+        gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
+        capacity = float(spec.params.get("capacity", CAPACITY))
+        rate = gen["spec"]["sensors"] * 1000 / gen["spec"]["periodMs"]
+        self.lag = max(0.0, self.lag + (rate - sut["spec"]["replicas"] * capacity) * self.interval)
+        return Sample(self.clock, {"lag": self.lag})
+
+    async def stop_generators(self, spec: ExperimentSpec) -> Sequence[GeneratorReport]:
+        self.calls.append("stop_gen")
+        gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
+        target = float(gen["spec"]["sensors"])
+        return [GeneratorReport(target, target * (1 - self.behind), int(target * 10), 10.0)]
+
+    async def stop_sut(self, spec: ExperimentSpec) -> None:
+        self.calls.append("stop_sut")
+
+    async def delete_topics(self, spec: ExperimentSpec) -> None:
+        self.calls.append("delete")
