@@ -145,10 +145,13 @@ def start_query(
     connector: str = "python",
     name: str | None = None,
 ) -> StreamingQuery:
-    from bench.runtime.kafka_sink import write_stream
+    from bench.runtime.kafka_sink import foreach_batch_writer, write_stream
 
     if callable(plan.sink):
         writer = plan.df.writeStream.foreachBatch(plan.sink)
+    elif plan.sink == "kafka" and plan.output_mode != "append" and connector == "python":
+        # Python stream writers support append only; see foreach_batch_writer
+        writer = plan.df.writeStream.foreachBatch(foreach_batch_writer(bootstrap, ctx.topics))
     elif plan.sink == "kafka":
         writer = write_stream(plan.df, bootstrap, ctx.topics, connector)
     else:
