@@ -7,6 +7,7 @@ user-interface concerns.
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import sys
@@ -78,7 +79,7 @@ def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 def _execution_doc(bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
     """Defaults < use case's defaultExecution < --execution file < command-line options."""
-    doc: dict[str, Any] = _deep_merge(LAPTOP_EXECUTION, bench.defaultExecution or {})
+    doc: dict[str, Any] = _deep_merge(copy.deepcopy(LAPTOP_EXECUTION), copy.deepcopy(bench.defaultExecution or {}))
     doc["benchmark"] = bench.name
     doc["load"] = {**doc.get("load", {}), "loadType": bench.loadTypes[0].typeName}
     doc["resources"] = {**doc.get("resources", {}), "resourceType": bench.resourceTypes[0].typeName}

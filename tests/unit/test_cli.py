@@ -1,0 +1,136 @@
+"""The CLI as a user meets it, including a third-party plugin installed as a real
+distribution (pip, entry point) and a broken one that must not take the CLI down."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import bench.hookspecs
+from bench.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site directory with the example and broken plugins pip-installed into it."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(target),
+         str(FIXTURES / "example_plugin"), str(FIXTURES / "broken_plugin")],
+        check=True, capture_output=True, timeout=300,
+    )
+    return target
+
+
+def bench_cmd(args: list[str], site: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, **env}
+    if site is not None:
+        environ["PYTHONPATH"] = os.pathsep.join([str(site), environ.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True,
+                          env=environ, timeout=120)
+
+
+def test_third_party_plugin_found_through_entry_point(plugin_site: Path) -> None:
+    out = bench_cmd(["plugins"], plugin_site)
+    assert out.returncode == 0, out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("example "))
+    assert "bench-example-plugin 1.2.3" in line
+    assert "slos: max-lag" in line and "use cases: passthrough" in line
+    broken = next(ln for ln in out.stdout.splitlines() if ln.startswith("broken "))
+    assert "BROKEN" in broken and "broken on purpose" in broken
+    assert re.search(r"^lag-trend\s+bench-slo-lag-trend", out.stdout, re.M)
+
+
+def test_plugin_adds_a_cli_command(plugin_site: Path) -> None:
+    out = bench_cmd(["example-hello"], plugin_site)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "hello from bench-example-plugin"
+
+
+def test_allow_list_limits_plugins(plugin_site: Path) -> None:
+    out = bench_cmd(["plugins"], plugin_site, BENCH_PLUGINS="example")
+    names = {ln.split()[0] for ln in out.stdout.splitlines() if ln.strip()}
+    assert "example" in names and "broken" not in names and "lag-trend" not in names
+    assert "search" in names  # built-ins always load
+
+
+def test_third_party_use_case_validates_with_its_own_slo(plugin_site: Path) -> None:
+    out = bench_cmd(["run", "--plugin", "passthrough", "--dry-run"], plugin_site)
+    assert out.returncode == 0, out.stderr
+    assert "kind: BenchSut" in out.stdout and "replicas: 1" in out.stdout
+
+
+def test_unknown_plugin_lists_known_ones() -> None:
+    result = CliRunner().invoke(cli, ["run", "--plugin", "uc99"])
+    assert result.exit_code == 2
+    assert "'uc99' is not a known use case; known:" in result.output
+    assert "calibrated" in result.output
+
+
+def test_run_help_teaches() -> None:
+    result = CliRunner().invoke(cli, ["run", "--help"])
+    assert result.exit_code == 0
+    for option in ("--loads", "--resources", "--search", "--lower-bound", "--metric", "--threshold-rel-to-load",
+                   "--set", "--results", "--resume", "--bootstrap-servers", "--spark-master", "Examples:"):
+        assert option in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--duration", "10", "--warmup", "20"], "warmup (20 s) must be shorter than duration (10 s)"),
+        (["--loads", "100,abc"], "--loads: '100,abc' is not a comma-separated list of numbers"),
+        (["--resources", "0"], "must be a positive number"),
+        (["--load-type", "Nope"], "execution.load.loadType: 'Nope' is not one of NumSensors"),
+        (["--set", "novalue"], "--set 'novalue': expected KEY=VALUE"),
+        (["--threshold", "5", "--threshold-rel-to-load", "0.1"], "exclude each other"),
+        (["--platform", "mars"], "--platform: 'mars' is not one of"),
+    ],
+)
+def test_bad_options_fail_before_anything_starts(args: list[str], message: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--results", str(tmp_path), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
+
+
+def test_dry_run_shows_patched_deployment() -> None:
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--loads", "3000", "--resources", "3",
+                                      "--set", "capacity=700", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "# load=3000 resources=3" in result.output
+    assert "sensors: 3000" in result.output and "replicas: 3" in result.output and "capacity: 700" in result.output
+
+
+def test_validate_command(tmp_path: Path) -> None:
+    good = tmp_path / "exec.yaml"
+    good.write_text("benchmark: calibrated\nload: {loadType: NumSensors, loadValues: [1000]}\n"
+                    "resources: {resourceType: Instances, resourceValues: [1, 2]}\n")
+    result = CliRunner().invoke(cli, ["validate", str(good)])
+    assert result.exit_code == 0, result.output
+    assert "valid execution" in result.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("benchmark: calibrated\nload: {loadType: NumSensors, loadValues: [1000]}\n"
+                   "resources: {resourceType: Instances, resourceValues: [1]}\nexecution: {metric: speed}\n")
+    result = CliRunner().invoke(cli, ["validate", str(bad)])
+    assert result.exit_code == 2
+    assert "execution.execution.metric" in result.output
+
+
+def test_every_hookspec_is_documented_with_its_signature() -> None:
+    doc = (ROOT / "docs" / "hooks.md").read_text()
+    hooks = [(n, f) for n, f in inspect.getmembers(bench.hookspecs, inspect.isfunction) if n.startswith("bench_")]
+    assert len(hooks) >= 10
+    for name, fn in hooks:
+        signature = f"{name}({', '.join(inspect.signature(fn).parameters)})"
+        assert signature in doc, f"docs/hooks.md lacks {signature}"
