@@ -1,16 +1,212 @@
-"""Early stopping of a repetition once the lag trend is decided with confidence.
+"""Early stopping of a repetition once every trend SLO is decided with confidence.
 
-Off by default (``execution.earlyStop`` / ``--early-stop``): it only earns its place
-where it is shown to give the same verdicts as full-length experiments
-(benchmarks/time_to_verdict.py measures that).
+A lag-trend verdict compares one OLS slope with a threshold. Once the slope's
+confidence interval lies entirely below the threshold (pass) or entirely at or above it
+(fail), more samples would very probably not change the verdict, so the repetition can
+end there instead of at ``duration``. Over- and well-provisioned experiments, the
+bulk of a search, are then decided in a fraction of the time; borderline ones
+(slope close to the threshold) never decide and run their full duration as before.
+
+The rule, per SLO, on the samples after the warm-up (the very samples the final
+verdict uses, so an early "pass" is a final pass by construction):
+
+* at least :data:`MIN_SAMPLES` samples spanning at least :data:`MIN_SPAN_S` s;
+* OLS slope ``b`` with standard error ``se``; the residuals of a micro-batch lag
+  saw-tooth are autocorrelated, which makes the textbook ``se`` too small, so it is
+  inflated by ``sqrt((1 + r1) / (1 - r1))`` (``r1``: lag-1 autocorrelation of the
+  residuals, when positive) and the degrees of freedom shrink to the effective
+  sample size ``n (1 - r1) / (1 + r1)``;
+* decided when ``b + t * se < threshold`` (pass) or ``b - t * se >= threshold``
+  (fail), ``t`` the Student quantile of the two-sided ``confidence`` (default 0.99).
+
+Only trend SLOs can stop early: ``lag-trend`` and ``generic`` with
+``repetitionAggregation: trend``. A benchmark with any other SLO (dropped records,
+a mean, ...) always runs its full duration. SLO properties ``earlyStopConfidence``
+and ``earlyStopMinSamples`` tune the rule per SLO.
+
+Off by default (``execution.earlyStop`` / ``bench run --early-stop``):
+``benchmarks/time_to_verdict.py`` compares its verdicts and wall time with fixed
+durations in the same run.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
+import numpy as np
+
+from bench import slo_math
 from bench.api import Series
 
+#: fewer samples after the warm-up give no early decision
+MIN_SAMPLES = 10
+#: nor does a shorter stretch of time after the warm-up (several saw-tooth periods)
+MIN_SPAN_S = 20.0
+DEFAULT_CONFIDENCE = 0.99
+#: residual autocorrelation is capped here: beyond it the sample size is "one"
+MAX_AUTOCORRELATION = 0.9
 
-def decided(slos: Any, registry: Any, series: dict[str, Series], execution: Any, spec: Any, elapsed: float) -> bool:
-    return False
+LAG_TREND_THRESHOLDS = ("threshold", "thresholdRelToLoad")
+LAG_TREND_DEFAULT = 2000.0
+GENERIC_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources")
+
+
+@dataclass(frozen=True)
+class TrendFit:
+    """A slope with an error bar honest about autocorrelated residuals."""
+
+    slope: float
+    stderr: float
+    samples: int
+    effective_samples: float
+
+    def bounds(self, confidence: float) -> tuple[float, float]:
+        half = t_quantile(0.5 + confidence / 2.0, max(1.0, self.effective_samples - 2.0)) * self.stderr
+        return self.slope - half, self.slope + half
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What early stopping concluded for one SLO: ``passed`` is None while undecided."""
+
+    slo: str
+    passed: bool | None
+    reason: str
+    slope: float | None = None
+    low: float | None = None
+    high: float | None = None
+    threshold: float | None = None
+
+
+def t_quantile(p: float, dof: float) -> float:
+    """Student-t quantile by the Cornish-Fisher expansion (no scipy in the core).
+
+    Within 1 % of the exact value for dof >= 3 at the quantiles used here; for
+    fewer degrees of freedom it errs on the small side, which only matters below
+    :data:`MIN_SAMPLES`.
+    """
+    z = NormalDist().inv_cdf(p)
+    g1 = (z**3 + z) / 4.0
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96.0
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384.0
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160.0
+    return z + g1 / dof + g2 / dof**2 + g3 / dof**3 + g4 / dof**4
+
+
+def fit(t: np.ndarray, v: np.ndarray) -> TrendFit:
+    """OLS slope of ``v`` on ``t`` with its autocorrelation-corrected standard error."""
+    n = int(t.size)
+    if n < 3:
+        raise slo_math.InsufficientData(f"{n} sample(s), need at least 3 for a slope's error")
+    b, a = slo_math.slope(t, v)
+    residuals = v - (a + b * t)
+    dt = t - t.mean()
+    sxx = float(np.dot(dt, dt))
+    sse = float(np.dot(residuals, residuals))
+    se = math.sqrt(sse / (n - 2) / sxx)
+    r1 = float(np.dot(residuals[:-1], residuals[1:]) / sse) if sse > 0 else 0.0
+    r1 = min(max(r1, 0.0), MAX_AUTOCORRELATION)
+    inflation = (1.0 + r1) / (1.0 - r1)
+    return TrendFit(b, se * math.sqrt(inflation), n, n / inflation)
+
+
+def decide_series(
+    series: Series,
+    warmup: float,
+    threshold: float,
+    operator: str = "lt",
+    confidence: float = DEFAULT_CONFIDENCE,
+    min_samples: int = MIN_SAMPLES,
+    min_span: float = MIN_SPAN_S,
+    name: str = "trend",
+) -> Decision:
+    """Whether the trend of one repetition's series is decided against ``threshold``.
+
+    ``operator`` is the SLO's pass condition (slope ``lt``/``lte``/``gt``/``gte``
+    threshold); a confidence interval touching the threshold decides nothing.
+    """
+    t, v = slo_math.after_warmup(series, warmup)
+    if t.size < max(3, min_samples):
+        return Decision(name, None, f"{t.size} samples after warm-up, need {max(3, min_samples)}")
+    if float(t[-1] - t[0]) < min_span:
+        return Decision(name, None, f"{t[-1] - t[0]:.0f} s after warm-up, need {min_span:g} s")
+    try:
+        trend = fit(t, v)
+    except (slo_math.InsufficientData, ZeroDivisionError) as exc:
+        return Decision(name, None, str(exc))
+    low, high = trend.bounds(confidence)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return Decision(name, None, "slope or its error is not finite", trend.slope, low, high, threshold)
+    below, above = high < threshold, low > threshold
+    if operator in ("lt", "lte"):
+        passed = True if below else False if (above or (operator == "lt" and low >= threshold)) else None
+    elif operator in ("gt", "gte"):
+        passed = True if above else False if (below or (operator == "gt" and high <= threshold)) else None
+    else:
+        raise ValueError(f"operator: {operator!r} is not one of {', '.join(slo_math.OPERATORS)}")
+    reason = "undecided" if passed is None else ("pass" if passed else "fail")
+    return Decision(
+        name, passed, f"{reason}: slope {trend.slope:.4g} in [{low:.4g}, {high:.4g}] vs {threshold:.4g}",
+        trend.slope, low, high, threshold,
+    )
+
+
+def _trend_rule(slo: Any, registry: Any) -> tuple[str, Sequence[str], float | None, str] | None:
+    """(SLI, threshold keys, default threshold, operator) of a trend SLO; None for others."""
+    props: Mapping[str, Any] = slo.properties
+    if slo.sloType == "lag-trend":
+        sli = registry.slos[slo.sloType].sli if registry is not None and slo.sloType in registry.slos else "lag"
+        return sli or "lag", LAG_TREND_THRESHOLDS, LAG_TREND_DEFAULT, "lt"
+    if slo.sloType == "generic" and props.get("repetitionAggregation") == "trend":
+        return str(props.get("sli", "")), GENERIC_THRESHOLDS, None, str(props.get("operator", "lte"))
+    return None
+
+
+def decide(
+    slos: Sequence[Any], registry: Any, series: Mapping[str, Series], execution: Any, spec: Any, elapsed: float
+) -> list[Decision]:
+    """One decision per SLO; an SLO that cannot stop early is never decided."""
+    from bench.engine import load_rate
+
+    rate = load_rate(spec.objects, spec.load)
+    out: list[Decision] = []
+    for slo in slos:
+        rule = _trend_rule(slo, registry)
+        if rule is None:
+            out.append(Decision(slo.name, None, f"SLO type {slo.sloType!r} cannot stop early"))
+            continue
+        sli, keys, default, operator = rule
+        s = series.get(sli)
+        if s is None:
+            out.append(Decision(slo.name, None, f"no samples of {sli!r} yet"))
+            continue
+        try:
+            threshold = slo_math.resolve_threshold(slo.properties, keys, rate, float(spec.resources), default)
+            confidence = slo_math.number(slo.properties, "earlyStopConfidence", minimum=0.5)
+            min_samples = slo_math.number(slo.properties, "earlyStopMinSamples", minimum=3)
+        except ValueError as exc:
+            out.append(Decision(slo.name, None, str(exc)))
+            continue
+        warmup = float(slo.properties.get("warmup", execution.warmup))
+        out.append(
+            decide_series(
+                s, warmup, threshold, operator,
+                confidence=min(confidence or DEFAULT_CONFIDENCE, 0.999999),
+                min_samples=int(min_samples or MIN_SAMPLES),
+                name=slo.name,
+            )
+        )
+    return out
+
+
+def decided(
+    slos: Sequence[Any], registry: Any, series: dict[str, Series], execution: Any, spec: Any, elapsed: float
+) -> bool:
+    """True once every SLO's verdict for this repetition is decided, either way."""
+    if not slos:
+        return False
+    return all(d.passed is not None for d in decide(slos, registry, series, execution, spec, elapsed))

@@ -1,0 +1,147 @@
+"""The early-stopping decision on synthetic lag series with known slopes and noise."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from bench import early_stop
+from bench.api import Series
+from bench.model import ExecutionParams, SloDef
+
+LOAD = 1000.0  # records/s; thresholdRelToLoad 0.01 -> 10 records/s
+
+
+def series(slope: float, seconds: float = 60.0, step: float = 1.0, noise: float = 0.0, seed: int = 1,
+           sawtooth: float = 0.0, period: float = 5.0) -> Series:
+    rng = random.Random(seed)
+    t = [1_700_000_000.0 + i * step for i in range(int(seconds / step) + 1)]
+    v = [
+        max(0.0, 5000.0 + slope * (x - t[0]) + rng.gauss(0.0, noise) + sawtooth * (((x - t[0]) % period) / period))
+        for x in t
+    ]
+    return Series(t, v)
+
+
+@dataclass
+class Spec:
+    load: float = LOAD
+    resources: float = 1.0
+    objects: list[dict[str, Any]] = field(
+        default_factory=lambda: [{"kind": "BenchGenerator", "spec": {"sensors": LOAD, "periodMs": 1000}}]
+    )
+
+
+def lag_slo(**props: Any) -> SloDef:
+    return SloDef(name="lag-trend", sloType="lag-trend", properties={"thresholdRelToLoad": 0.01, **props})
+
+
+def execution(warmup: float = 10.0) -> ExecutionParams:
+    return ExecutionParams(duration=300, warmup=warmup, sampleInterval=1, earlyStop=True)
+
+
+def decide_one(s: Series, slo: SloDef | None = None, warmup: float = 10.0) -> early_stop.Decision:
+    [d] = early_stop.decide([slo or lag_slo()], None, {"lag": s}, execution(warmup), Spec(), 0.0)
+    return d
+
+
+def test_clear_growth_decides_fail() -> None:
+    d = decide_one(series(slope=500.0, seconds=40, noise=200.0))
+    assert d.passed is False
+    assert d.low is not None and d.low >= 10.0
+
+
+def test_flat_lag_decides_pass() -> None:
+    d = decide_one(series(slope=0.0, seconds=60, noise=2.0))
+    assert d.passed is True
+    assert d.high is not None and d.high < 10.0
+
+
+def test_slope_at_threshold_never_decides() -> None:
+    # The interval always contains the threshold when the slope sits on it.
+    for seconds in (30, 60, 120, 240):
+        assert decide_one(series(slope=10.0, seconds=seconds, noise=100.0, seed=seconds)).passed is None
+
+
+def test_noisy_flat_lag_waits_for_more_samples() -> None:
+    noisy = series(slope=0.0, seconds=35, noise=300.0, seed=3)
+    assert decide_one(noisy).passed is None
+    assert decide_one(series(slope=0.0, seconds=900, noise=300.0, seed=3)).passed is True
+
+
+def test_nothing_decided_inside_warmup_or_below_min_samples() -> None:
+    s = series(slope=5000.0, seconds=15)  # only 5 s after a 10 s warm-up
+    assert decide_one(s).passed is None
+    assert "need" in decide_one(s).reason
+    assert decide_one(series(slope=5000.0, seconds=15), warmup=0.0).passed is None  # span < 20 s
+
+
+def test_min_samples_property() -> None:
+    s = series(slope=5000.0, seconds=40, step=4.0)  # 8 samples after warm-up
+    assert decide_one(s).passed is None
+    assert decide_one(s, lag_slo(earlyStopMinSamples=5)).passed is False
+
+
+def test_autocorrelated_sawtooth_widens_the_interval() -> None:
+    # A micro-batch saw-tooth: residuals are strongly autocorrelated; the naive
+    # standard error would call this decided much earlier than the corrected one.
+    s = series(slope=0.0, seconds=30, step=0.5, sawtooth=2000.0, period=10.0)
+    t, v = early_stop.slo_math.after_warmup(s, 10.0)
+    fit = early_stop.fit(t, v)
+    assert fit.effective_samples < fit.samples / 3
+    assert decide_one(s).passed is None
+
+
+def test_absolute_threshold_and_nan_samples() -> None:
+    s = series(slope=0.0, seconds=60, noise=1.0)
+    s.values[20] = float("nan")
+    d = decide_one(s, SloDef(name="lag-trend", sloType="lag-trend", properties={"threshold": 50.0}))
+    assert d.passed is True and d.threshold == 50.0
+
+
+def test_every_slo_must_be_decided() -> None:
+    dropped = SloDef(name="dropped", sloType="dropped-records", properties={})
+    s = series(slope=500.0, seconds=40)
+    assert early_stop.decided([lag_slo()], None, {"lag": s}, execution(), Spec(), 0.0)
+    assert not early_stop.decided([lag_slo(), dropped], None, {"lag": s}, execution(), Spec(), 0.0)
+    assert not early_stop.decided([], None, {"lag": s}, execution(), Spec(), 0.0)
+    assert not early_stop.decided([lag_slo()], None, {}, execution(), Spec(), 0.0)
+
+
+def test_generic_trend_slo_with_operators() -> None:
+    s = series(slope=-50.0, seconds=60, noise=5.0)
+    for operator, expected in (("lt", True), ("lte", True), ("gt", False), ("gte", False)):
+        slo = SloDef(name="g", sloType="generic", properties={
+            "sli": "lag", "repetitionAggregation": "trend", "operator": operator, "threshold": 0.0,
+        })
+        assert early_stop.decide([slo], None, {"lag": s}, execution(), Spec(), 0.0)[0].passed is expected
+    mean = SloDef(name="g", sloType="generic", properties={"sli": "lag", "threshold": 0.0})
+    assert early_stop.decide([mean], None, {"lag": s}, execution(), Spec(), 0.0)[0].passed is None
+
+
+def test_slo_warmup_property_overrides_execution() -> None:
+    s = series(slope=500.0, seconds=40)
+    assert decide_one(s, lag_slo(warmup=30.0)).passed is None  # 10 s left
+    assert decide_one(s, lag_slo(warmup=5.0)).passed is False
+
+
+@pytest.mark.parametrize(("p", "dof", "exact"), [(0.995, 5, 4.0321), (0.995, 10, 3.1693), (0.975, 30, 2.0423),
+                                                 (0.995, 1000, 2.5808)])
+def test_t_quantile(p: float, dof: float, exact: float) -> None:
+    assert early_stop.t_quantile(p, dof) == pytest.approx(exact, rel=0.01)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_early_verdict_matches_full_length_verdict(seed: int) -> None:
+    """Stopping at the first decision gives the verdict the whole series would give."""
+    rng = random.Random(seed)
+    slope = rng.choice([0.0, 2.0, 30.0, 200.0, -5.0])
+    full = series(slope=slope, seconds=300, noise=150.0, seed=seed)
+    for end in range(12, len(full.values)):
+        prefix = Series(full.timestamps[:end], full.values[:end])
+        d = decide_one(prefix)
+        if d.passed is not None:
+            assert d.passed is (slope < 10.0), (slope, end, d)
+            break
