@@ -6,7 +6,6 @@ import json
 from collections import Counter
 
 import pytest
-
 from bench.api import StreamingPlan, TopologyContext, UseCase
 from bench.testing import run_topology
 

@@ -56,7 +56,8 @@ def write_sqlite(batches: Iterator[Any], path: str) -> int:
             keys = batch.column(names.index("key")).to_pylist()
             values = batch.column(names.index("value")).to_pylist()
             with conn:
-                conn.executemany("INSERT INTO documents (identifier, doc) VALUES (?, ?)", zip(keys, values, strict=True))
+                rows = zip(keys, values, strict=True)
+                conn.executemany("INSERT INTO documents (identifier, doc) VALUES (?, ?)", rows)
             count += len(values)
     finally:
         conn.close()
