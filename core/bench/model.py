@@ -125,7 +125,7 @@ STRATEGY_ALIASES = {
 
 class StrategyDef(_Model):
     name: str = "linear"
-    restrictions: list[Literal["LowerBound"]] = Field(default_factory=lambda: ["LowerBound"])
+    restrictions: list[Literal["LowerBound"]] = Field(default_factory=lambda: ["LowerBound"])  # type: ignore[arg-type]
     searchStrategy: str | None = None
     guessStrategy: str | None = None
 
@@ -313,9 +313,11 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             strategy,
             set(registry.search_strategies) | set(STRATEGY_ALIASES) | {"RestrictionSearch"},
         )
-    for i, override in enumerate(execution.configOverrides):
-        if override.patcher.type not in registry.patchers:
-            raise _one_of(f"execution.configOverrides[{i}].patcher.type", override.patcher.type, registry.patchers)
+    for i, config_override in enumerate(execution.configOverrides):
+        if config_override.patcher.type not in registry.patchers:
+            raise _one_of(
+                f"execution.configOverrides[{i}].patcher.type", config_override.patcher.type, registry.patchers
+            )
 
 
 def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:

@@ -24,7 +24,7 @@ def make_plots(outcome: RunOutcome, bench: Benchmark) -> list[Path]:
     # Scalability graph.
     fig, ax = plt.subplots(figsize=(6, 4))
     keys = sorted(k for k, v in outcome.table.items() if v is not None)
-    values = [outcome.table[k] for k in keys]
+    values = [float(outcome.table[k] or 0.0) for k in keys]
     if outcome.metric == "demand":
         ax.plot(keys, values, marker="o")
         ax.set_xlabel("load")

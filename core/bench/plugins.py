@@ -92,8 +92,9 @@ def _collect(registry: Registry, pm: pluggy.PluginManager, plugin: object, info:
         for item in found:
             if not isinstance(item, cls):
                 raise TypeError(f"{hook_name} registered {item!r}, expected a {cls.__name__}")
-            registry.table(kind)[item.name] = item
-            info.provides.setdefault(kind, []).append(item.name)
+            name = str(getattr(item, "name", ""))
+            registry.table(kind)[name] = item
+            info.provides.setdefault(kind, []).append(name)
 
 
 def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoint] | None = None) -> Registry:
@@ -120,25 +121,34 @@ def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoin
     for plugin in extra:
         name = getattr(plugin, "__name__", type(plugin).__name__)
         info = PluginInfo(name, "?", "?", builtin=False)
-        _safe_register(registry, pm, info, lambda p=plugin: p, name)
+        _safe_register(registry, pm, info, _constant(plugin), name)
     return registry
+
+
+def _constant(plugin: object) -> Callable[[], object]:
+    def load() -> object:
+        return plugin
+
+    return load
 
 
 def _safe_register(
     registry: Registry, pm: pluggy.PluginManager, info: PluginInfo, load: Callable[[], object], name: str
 ) -> None:
+    plugin: object | None = None
     try:
         plugin = load()
         pm.register(plugin, name=name)
         _collect(registry, pm, plugin, info)
     except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the CLI down
         info.error = f"{type(exc).__name__}: {exc}"
+        # What it registered before failing is withdrawn: half a plugin is worse than none.
+        for kind, names in info.provides.items():
+            for item_name in names:
+                registry.table(kind).pop(item_name, None)
         info.provides = {}
-        try:
-            if pm.is_registered(plugin):  # type: ignore[possibly-undefined]
-                pm.unregister(plugin)  # type: ignore[possibly-undefined]
-        except Exception:  # noqa: BLE001
-            pass
+        if plugin is not None and pm.is_registered(plugin):
+            pm.unregister(plugin)
     registry.plugins.append(info)
 
 

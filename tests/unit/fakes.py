@@ -6,7 +6,6 @@ and result files can be tested in milliseconds. The real thing is tested in test
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +19,9 @@ def fake_benchmark() -> dict[str, Any]:
     return {
         "name": "fake",
         "useCase": "fake",
-        "sut": {"resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}]},
+        "sut": {
+            "resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}]
+        },
         "loadGenerator": {
             "resources": [
                 {
@@ -30,15 +31,16 @@ def fake_benchmark() -> dict[str, Any]:
                 }
             ]
         },
-        "loadTypes": [{"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]}],
+        "loadTypes": [
+            {"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]}
+        ],
         "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
         "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
         "kafkaConfig": {"topics": [{"name": "input", "numPartitions": 4}]},
     }
 
 
-FAKE_USE_CASE = UseCase(name="fake", description="fake for tests", default_benchmark=fake_benchmark,
-                        sut_process="fake")
+FAKE_USE_CASE = UseCase(name="fake", description="fake for tests", default_benchmark=fake_benchmark, sut_process="fake")
 
 
 class FakePlatform:

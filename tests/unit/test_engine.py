@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from bench.engine import Engine, RunConfig
 from bench.model import parse_benchmark, parse_execution
 from bench.plugins import load_plugins

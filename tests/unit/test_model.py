@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 import pytest
-
 from bench.model import (
     ConfigError,
     effective_slos,
