@@ -136,7 +136,14 @@ def _parse_sets(items: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
 @click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
 @click.option("--broker", type=click.Choice(["tansu", "noida"]), help="Embedded broker implementation.")
-@click.option("--namespace", default="default", show_default=True, help="Kubernetes namespace.")
+@click.option("--spark-mode", type=click.Choice(["local", "standalone"]),
+              help="Embedded Spark: local[N] in one JVM (default) or a standalone master + N one-core workers.")
+@click.option("--trigger", "trigger_seconds", type=float, metavar="S", help="Spark micro-batch trigger interval.")
+@click.option("--sample-interval", type=float, metavar="S", help="Seconds between SLI samples (default 5).")
+@click.option("--metrics-port", type=int, metavar="PORT", help="Serve Prometheus metrics of the run on this port.")
+@click.option("--connector", type=click.Choice(["python", "native"]),
+              help="Spark Kafka I/O: bench's Python source (default) or Spark's connector (needs its JARs).")
+@click.option("--namespace", help="Kubernetes namespace (default: $BENCH_K8S_NAMESPACE or 'default').")
 @click.option("--dry-run", is_flag=True, help="Print the patched deployment of the first experiment and exit.")
 @click.option("--log-format", type=click.Choice(["console", "json"]), default="console", show_default=True)
 @click.option("-v", "--verbose", count=True, help="More log output.")

@@ -103,7 +103,7 @@ def _execution_doc(bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
     if opts.get("resource_type"):
         doc["resources"]["resourceType"] = opts["resource_type"]
     for opt, key in (("duration", "duration"), ("warmup", "warmup"), ("repetitions", "repetitions"),
-                     ("metric", "metric"), ("early_stop", "earlyStop")):
+                     ("metric", "metric"), ("early_stop", "earlyStop"), ("sample_interval", "sampleInterval")):
         if opts.get(opt) is not None:
             ex[key] = opts[opt]
     strategy = dict(ex.get("strategy") or {})
@@ -158,8 +158,12 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "bootstrap_servers": opts.get("bootstrap_servers") or bench.kafkaConfig.bootstrapServer,
         "spark_master": opts.get("spark_master"),
         "broker": opts.get("broker") or "tansu",
-        "namespace": opts.get("namespace") or "default",
+        "namespace": opts.get("namespace"),
         "sample_interval": execution.execution.sampleInterval,
+        "spark_mode": opts.get("spark_mode"),
+        "trigger_seconds": opts.get("trigger_seconds"),
+        "metrics_port": opts.get("metrics_port"),
+        "connector": opts.get("connector"),
     }
     if platform == "embedded" and use_case.topology is not None and not opts.get("dry_run"):
         check_java()
