@@ -14,7 +14,16 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from bench_uc3.panes import Panes, apply_batch, combine, merge, of_records, window_starts
+from bench_uc3.panes import (
+    Panes,
+    apply_batch,
+    combine,
+    merge,
+    of_records,
+    panes_from_bytes,
+    panes_to_bytes,
+    window_starts,
+)
 
 
 def brute_force(batches: list[list[tuple[int, float]]], size: int, advance: int, lateness: int):
@@ -130,3 +139,12 @@ def test_variance_combines_exactly_for_large_means() -> None:
 def test_window_starts_cover_every_window_of_every_pane() -> None:
     starts = window_starts(np.array([0, 250], np.int64), 300, 100)
     assert starts.tolist() == [-200, -100, 0, 100, 200]
+
+
+def test_panes_survive_the_state_store_round_trip() -> None:
+    ts = np.array([1_774_735_200_123, 1_774_735_260_000, 1_774_738_800_000], np.int64)
+    panes = of_records(ts, np.array([1.5, -2.25, 1e6]), 60_000)
+    back = panes_from_bytes(panes_to_bytes(panes))
+    for field in ("start", "count", "sum", "min", "max", "m2"):
+        assert np.array_equal(getattr(back, field), getattr(panes, field)), field
+    assert back.start.dtype == np.int64 and len(panes_from_bytes(panes_to_bytes(Panes.empty()))) == 0

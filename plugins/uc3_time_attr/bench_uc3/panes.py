@@ -53,6 +53,17 @@ class Panes:
         )
 
 
+def panes_to_bytes(panes: Panes) -> bytes:
+    """Serialise for Spark's state store (one float64 matrix; ms and counts are exact below 2**53)."""
+    rows = (panes.start, panes.count, panes.sum, panes.min, panes.max, panes.m2)
+    return np.vstack([r.astype(np.float64) for r in rows]).tobytes()
+
+
+def panes_from_bytes(data: bytes) -> Panes:
+    m = np.frombuffer(data, dtype=np.float64).reshape(6, -1)
+    return Panes(m[0].astype(np.int64), m[1].astype(np.int64), m[2].copy(), m[3].copy(), m[4].copy(), m[5].copy())
+
+
 def of_records(ts_ms: Ints, values: Floats, slice_ms: int) -> Panes:
     """Per-pane statistics of a batch of records."""
     if ts_ms.size == 0:

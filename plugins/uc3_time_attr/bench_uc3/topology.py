@@ -52,10 +52,10 @@ OUTPUT_DDL = (
     "identifier string, attributeValue int, windowStart long, windowEnd long, count long, "
     "sum double, min double, max double, mean double, populationVariance double"
 )
-STATE_DDL = (
-    "paneStart array<long>, paneCount array<long>, paneSum array<double>, "
-    "paneMin array<double>, paneMax array<double>, paneM2 array<double>"
-)
+#: Panes as one float64 matrix (start, count, sum, min, max, M2 by row) in bytes: a
+#: state schema with array columns fails to deserialize in PySpark 4.3's Python worker
+#: (KeyError 'elementType'), and epoch milliseconds and counts are exact in float64.
+STATE_DDL = "panes binary"
 
 
 def with_attribute(measurements: DataFrame, params: Uc3Params) -> DataFrame:
@@ -105,18 +105,13 @@ def panes_update_function(params: Uc3Params) -> Any:
         import numpy as np
         import pandas as pd
 
-        from bench_uc3.panes import Panes, apply_batch
+        from bench_uc3.panes import Panes, apply_batch, panes_from_bytes, panes_to_bytes
 
         frames = list(batches)
+        if not frames:
+            return
         data = pd.concat(frames) if len(frames) > 1 else frames[0]
-        if state.exists:
-            start, count, total, low, high, m2 = state.get
-            old = Panes(
-                np.asarray(start, np.int64), np.asarray(count, np.int64), np.asarray(total, np.float64),
-                np.asarray(low, np.float64), np.asarray(high, np.float64), np.asarray(m2, np.float64),
-            )
-        else:
-            old = Panes.empty()
+        old = panes_from_bytes(state.get[0]) if state.exists else Panes.empty()
         result = apply_batch(
             old,
             data["tsMs"].to_numpy(np.int64),
@@ -126,11 +121,8 @@ def panes_update_function(params: Uc3Params) -> Any:
             advance,
             slice_ms,
         )
-        p = result.panes
-        if len(p):
-            state.update(
-                (p.start.tolist(), p.count.tolist(), p.sum.tolist(), p.min.tolist(), p.max.tolist(), p.m2.tolist())
-            )
+        if len(result.panes):
+            state.update((panes_to_bytes(result.panes),))
         elif state.exists:
             state.remove()
         w = result.windows
