@@ -1,0 +1,106 @@
+"""Both embedded brokers against every Kafka call the runtime makes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from bench.runtime.broker import BROKER_KINDS, BrokerError, BrokerHandle, running_broker, start_broker
+from bench.runtime.generator import partition_of
+from bench.runtime.lag import LagSampler, create_topics, delete_topics
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module", params=sorted(BROKER_KINDS))
+def broker(request: pytest.FixtureRequest) -> Iterator[BrokerHandle]:
+    with running_broker(request.param) as handle:
+        yield handle
+
+
+async def test_every_call_the_runtime_makes(broker: BrokerHandle) -> None:
+    bs = broker.bootstrap_servers
+    topic = f"compat-{os.getpid()}"
+    await create_topics(bs, [(topic, 4)])
+    producer = AIOKafkaProducer(bootstrap_servers=bs, linger_ms=5)
+    await producer.start()
+    per_partition = [0, 0, 0, 0]
+    try:
+        for p in range(4):  # the generator's batch API, one batch per partition
+            batch = producer.create_batch()
+            for i in range(250 + 50 * p):
+                key = f"s_{i}".encode()
+                assert batch.append(key=key, value=b'{"v":1}', timestamp=1_700_000_000_000 + i) is not None
+            per_partition[p] = batch.record_count()
+            fut = await producer.send_batch(batch, topic, partition=p)
+            await fut
+    finally:
+        await producer.stop()
+    total = sum(per_partition)
+
+    async with LagSampler(bs, "compat-group", [topic]) as sampler:
+        assert await sampler.sample() == total  # nothing committed: everything is lag
+        assert [sampler.last_end[TopicPartition(topic, p)] for p in range(4)] == per_partition
+
+        consumer = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=bs,
+            group_id="compat-group",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=1000,
+        )
+        await consumer.start()
+        try:
+            seen = 0
+            while seen < total:
+                batches = await consumer.getmany(timeout_ms=2000)
+                for records in batches.values():
+                    assert all(r.timestamp >= 1_700_000_000_000 for r in records)
+                seen += sum(len(r) for r in batches.values())
+            await consumer.commit()
+        finally:
+            await consumer.stop()
+
+        assert await sampler.sample() == 0  # exactly 0 after catch-up, never negative
+        admin = AIOKafkaAdminClient(bootstrap_servers=bs)
+        await admin.start()
+        try:
+            tps = [TopicPartition(topic, p) for p in range(4)]
+            committed = await admin.list_consumer_group_offsets("compat-group", partitions=tps)
+            assert [committed[tp].offset for tp in tps] == per_partition
+        finally:
+            await admin.close()
+    await delete_topics(bs, [topic])
+
+
+async def test_keyed_records_land_where_kafka_would_put_them(broker: BrokerHandle) -> None:
+    bs = broker.bootstrap_servers
+    topic = f"keyed-{os.getpid()}"
+    await create_topics(bs, [(topic, 3)])
+    producer = AIOKafkaProducer(bootstrap_servers=bs)
+    await producer.start()
+    try:
+        meta = await producer.send_and_wait(topic, b"x", key=b"s_42")
+    finally:
+        await producer.stop()
+    assert meta.partition == partition_of(b"s_42", 3)
+    await delete_topics(bs, [topic])
+
+
+async def test_async_start_and_stop_leave_nothing() -> None:
+    handle = await start_broker()
+    assert handle.alive()
+    await handle.stop()
+    assert not handle.alive()
+    assert not os.path.exists(handle.data_dir)
+
+
+def test_unknown_kind_is_a_clear_error() -> None:
+    with pytest.raises(BrokerError, match="known: noida, tansu"):
+        with running_broker("kafka-from-mars"):
+            pass

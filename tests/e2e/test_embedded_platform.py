@@ -1,0 +1,142 @@
+"""The embedded platform end to end: broker, SUT processes, generators, lag, teardown."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from bench import metrics
+from bench.api import UseCase
+from bench.builtin.calibrated import CALIBRATED, default_benchmark
+from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.platforms.embedded import EmbeddedPlatform, PlatformError
+from bench.runtime import procs
+
+pytestmark = pytest.mark.e2e
+
+
+def calibrated_spec(exp: str, sensors: int, instances: int, capacity: float, partitions: int = 12) -> ExperimentSpec:
+    bench = default_benchmark()
+    sut = copy.deepcopy(bench["sut"]["resources"][0])
+    sut["spec"]["replicas"] = instances
+    sut["spec"]["params"]["capacity"] = capacity
+    gen = copy.deepcopy(bench["loadGenerator"]["resources"][0])
+    gen["spec"]["sensors"] = sensors
+    return ExperimentSpec(
+        experiment_id=exp,
+        use_case=CALIBRATED,
+        objects=[sut, gen],
+        topics=[TopicSpec("input", f"input-{exp}", partitions)],
+        params={"capacity": capacity},
+        load=sensors,
+        resources=instances,
+        group_id=f"sut-{exp}",
+    )
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of ``pid``, from /proc (no psutil here)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+        if fields.get("PPid", "").strip() == str(pid) and not fields.get("State", "").startswith("Z"):
+            found.append(int(entry.name))
+    return found
+
+
+async def run_experiment(
+    platform: EmbeddedPlatform, spec: ExperimentSpec, seconds: float, interval: float = 2.0
+) -> tuple[list[float], list[float], list[Any], dict[str, float]]:
+    times: list[float] = []
+    lags: list[float] = []
+    last: dict[str, float] = {}
+    await platform.reset_topics(spec)
+    try:
+        await platform.start_sut(spec)
+        await platform.start_generators(spec)
+        for _ in range(int(seconds / interval)):
+            sample = await platform.sample(spec)
+            times.append(sample.timestamp)
+            lags.append(sample.values["lag"])
+            last = sample.values
+            await asyncio.sleep(interval)
+        reports = list(await platform.stop_generators(spec))
+    finally:
+        try:
+            await platform.stop_sut(spec)
+        finally:
+            await platform.delete_topics(spec)
+    return times, lags, reports, last
+
+
+def slope(times: list[float], lags: list[float], warmup: float) -> float:
+    t = np.asarray(times) - times[0]
+    keep = t >= warmup
+    return float(np.polyfit(t[keep], np.asarray(lags)[keep], 1)[0])
+
+
+async def test_calibrated_experiment_lag_grows_by_excess_load_and_nothing_remains() -> None:
+    before, live_before = set(children_of(os.getpid())), procs.live()
+    platform = EmbeddedPlatform({"broker": "tansu"})
+    await platform.open()
+    assert platform.broker is not None and platform.broker.alive()
+    try:
+        spec = calibrated_spec("plat1", sensors=1500, instances=1, capacity=1000)
+        times, lags, reports, last = await run_experiment(platform, spec, seconds=30)
+    finally:
+        await platform.close()
+    assert not platform.broker
+    # one generator, asked for 1500 records/s, reports how much it achieved
+    assert len(reports) == 1 and reports[0].target_rate == 1500
+    assert reports[0].records > 0 and reports[0].behind < 0.05
+    assert last["generated-records"] > 0 and last["generator-rate"] > 0
+    assert len(lags) >= 10 and min(lags) >= 0
+    # one instance processing 1000/s under 1500/s: lag grows by ~500 records/s
+    assert 350 < slope(times, lags, warmup=8) < 650
+    assert metrics.CONSUMER_LAG.labels("plat1", "sut-plat1")._value.get() == lags[-1]
+    # every child (broker, SUT, generator) is gone
+    assert set(children_of(os.getpid())) <= before
+    assert procs.live() == live_before
+
+
+async def test_a_sut_that_cannot_start_is_a_clear_error() -> None:
+    broken = UseCase(
+        "broken", "no such module", default_benchmark, sut_process="bench.no_such_module_for_tests"
+    )
+    before = set(children_of(os.getpid()))
+    platform = EmbeddedPlatform({})
+    await platform.open()
+    try:
+        spec = calibrated_spec("plat2", sensors=10, instances=2, capacity=1000, partitions=2)
+        spec.use_case = broken
+        await platform.reset_topics(spec)
+        with pytest.raises(PlatformError, match="No module named"):
+            await platform.start_sut(spec)
+        await platform.delete_topics(spec)
+    finally:
+        await platform.close()
+    assert set(children_of(os.getpid())) <= before
+
+
+async def test_external_platform_uses_the_given_cluster(kafka_bootstrap: str) -> None:
+    platform = EmbeddedPlatform({"platform": "external", "bootstrap_servers": kafka_bootstrap})
+    await platform.open()
+    try:
+        assert platform.broker is None and platform.servers == kafka_bootstrap
+        spec = calibrated_spec("plat3", sensors=200, instances=1, capacity=1000, partitions=4)
+        times, lags, reports, _ = await run_experiment(platform, spec, seconds=8)
+    finally:
+        await platform.close()
+    assert reports and reports[0].records > 0
+    assert lags[-1] < 200 * 2  # capacity 1000 under 200/s: the SUT keeps up
