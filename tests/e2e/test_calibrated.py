@@ -86,8 +86,9 @@ async def test_demand_is_ceil_of_load_over_capacity() -> None:
         await platform.close()
 
     def verdict(series: Series, n: int) -> tuple[bool, dict[str, object]]:
-        ctx = SloContext(load=LOAD, resources=n, warmup=WARMUP, properties={"thresholdRelToLoad": 0.01},
-                         load_rate=float(LOAD))
+        ctx = SloContext(
+            load=LOAD, resources=n, warmup=WARMUP, properties={"thresholdRelToLoad": 0.01}, load_rate=float(LOAD)
+        )
         # warm-up counts from the first sample
         start = series.timestamps[0]
         v = slo.check([Series([t - start for t in series.timestamps], series.values)], ctx)

@@ -111,9 +111,7 @@ async def test_calibrated_experiment_lag_grows_by_excess_load_and_nothing_remain
 
 
 async def test_a_sut_that_cannot_start_is_a_clear_error() -> None:
-    broken = UseCase(
-        "broken", "no such module", default_benchmark, sut_process="bench.no_such_module_for_tests"
-    )
+    broken = UseCase("broken", "no such module", default_benchmark, sut_process="bench.no_such_module_for_tests")
     before = set(children_of(os.getpid()))
     platform = EmbeddedPlatform({})
     await platform.open()

@@ -8,7 +8,6 @@ from collections import Counter
 
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
-
 from bench.api import sensor_keys, split_keys
 from bench.plugins import load_plugins
 from bench.runtime.calibrated_sut import Pacer
