@@ -25,11 +25,13 @@ from bench_uc3.panes import (
     window_starts,
 )
 
+Emitted = list[dict[int, tuple[float, ...]]]
 
-def brute_force(batches: list[list[tuple[int, float]]], size: int, advance: int, lateness: int):
+
+def brute_force(batches: list[list[tuple[int, float]]], size: int, advance: int, lateness: int) -> Emitted:
     windows: dict[int, list[float]] = defaultdict(list)
     watermark, max_ts = 0, None
-    emitted = []
+    emitted: Emitted = []
     for batch in batches:
         updated = set()
         for ts, value in batch:
@@ -51,9 +53,9 @@ def stats(values: list[float]) -> tuple[int, float, float, float, float, float]:
     return (a.size, float(a.sum()), float(a.min()), float(a.max()), float(a.mean()), float(a.var()))
 
 
-def run_panes(batches: list[list[tuple[int, float]]], size: int, advance: int, lateness: int):
+def run_panes(batches: list[list[tuple[int, float]]], size: int, advance: int, lateness: int) -> Emitted:
     panes, watermark, max_ts = Panes.empty(), 0, None
-    emitted = []
+    emitted: Emitted = []
     slice_ms = math.gcd(size, advance)
     for batch in batches:
         ts = np.array([t for t, _ in batch], dtype=np.int64)
@@ -75,7 +77,7 @@ def run_panes(batches: list[list[tuple[int, float]]], size: int, advance: int, l
     return emitted
 
 
-def assert_same(got, want) -> None:
+def assert_same(got: Emitted, want: Emitted) -> None:
     assert len(got) == len(want)
     for batch_got, batch_want in zip(got, want, strict=True):
         assert sorted(batch_got) == sorted(batch_want)
