@@ -1,0 +1,92 @@
+"""Ctrl-C in the middle of an experiment leaves no process behind.
+
+A real ``bench run`` is started as a child with a unique marker in its environment;
+every process it starts (broker, SUT processes, generators, Spark's JVM) inherits
+the marker, so they can be found in /proc even after being re-parented. Other
+engineers' and tests' brokers and JVMs on this machine lack the marker and are
+ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+MARK = "BENCH_ORPHAN_TEST"
+
+
+def marked(token: str) -> dict[int, str]:
+    """pid -> command line of every live process carrying the marker."""
+    found: dict[int, str] = {}
+    needle = f"{MARK}={token}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if state != "Z":
+            found[int(entry.name)] = cmd
+    return found
+
+
+def wait_for(token: str, needles: list[str], timeout: float) -> dict[int, str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        procs = marked(token)
+        if all(any(n in cmd for cmd in procs.values()) for n in needles):
+            return procs
+        time.sleep(0.5)
+    pytest.fail(f"not all of {needles} appeared within {timeout} s; saw {sorted(marked(token).values())}")
+
+
+def bench_cli() -> str:
+    return str(Path(sys.executable).parent / "bench")
+
+
+@pytest.mark.parametrize(
+    ("plugin", "needles"),
+    [
+        ("calibrated", ["broker", "calibrated_sut", "generator_main"]),
+        ("uc1", ["broker", "spark_driver", "java"]),
+    ],
+)
+def test_ctrl_c_mid_experiment_leaves_no_process(plugin: str, needles: list[str], tmp_path: Path) -> None:
+    from bench.plugins import load_plugins
+
+    if plugin not in load_plugins().use_cases:
+        pytest.skip(f"use case {plugin} not installed")
+    token = uuid.uuid4().hex
+    env = {**os.environ, MARK: token}
+    cmd = [
+        bench_cli(), "run", "--plugin", plugin, "--loads", "500", "--resources", "2",
+        "--duration", "120", "--warmup", "5", "--repetitions", "1", "--results", str(tmp_path / "results"),
+    ]  # fmt: skip
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        seen = wait_for(token, needles, timeout=120)
+        assert len(seen) >= len(needles)
+        child.send_signal(signal.SIGINT)  # what Ctrl-C delivers to the foreground process
+        out, _ = child.communicate(timeout=90)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode != 0, out.decode(errors="replace")[-2000:]
+    deadline = time.monotonic() + 10  # SIGKILLed children may take a moment to vanish
+    while marked(token) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert marked(token) == {}, f"left behind: {marked(token)}"
