@@ -1,0 +1,109 @@
+"""Time to a verdict: whole calibrated runs with early stopping vs the reference procedure.
+
+Both procedures run the same search (linear + lower bound, the published default and
+ours) on the built-in ``calibrated`` use case, through the same code path as
+``bench run`` (``bench.runner.prepare_run`` + ``run_benchmark``), each with its own
+embedded broker and results folder. The reference samples for the fixed ``duration``;
+ours ends a repetition as soon as ``bench.early_stop`` has decided every SLO. The two
+alternate within each round (order flipped every round) so drifting machine load hits
+both alike. Demand tables must be identical, and equal ceil(load / capacity).
+
+    .venv/bin/python benchmarks/time_to_verdict.py            # 5 rounds, ~2.5 h
+    .venv/bin/python benchmarks/time_to_verdict.py --rounds 1 # one round, ~27 min
+    .venv/bin/python benchmarks/time_to_verdict.py --quick    # short durations, ~10 min
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from _common import banner, load_note, median, spread
+
+
+def options(args: argparse.Namespace, early: bool, results: Path, execution_file: Path) -> dict[str, Any]:
+    return {
+        "plugin": "calibrated",
+        "execution_file": str(execution_file),
+        "loads": ",".join(str(x) for x in args.loads),
+        "resources": ",".join(str(x) for x in args.resources),
+        "duration": args.duration,
+        "warmup": args.warmup,
+        "repetitions": args.repetitions,
+        "search": "linear",
+        "lower_bound": True,
+        "early_stop": early,
+        "sets": (f"capacity={args.capacity}",),
+        "results_dir": str(results),
+        "platform_name": "embedded",
+    }
+
+
+async def one_run(registry: Any, opts: dict[str, Any]) -> tuple[float, dict[float, float | None], int]:
+    from bench.runner import prepare_run, run_benchmark
+
+    prepared = prepare_run(registry, opts)
+    started = time.monotonic()
+    outcome = await run_benchmark(registry, prepared, opts)
+    return time.monotonic() - started, dict(outcome.table), len(outcome.records)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="short durations, 1 round")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds (reference + early each); default 5")
+    parser.add_argument("--loads", type=lambda s: [float(x) for x in s.split(",")], default=[1500.0, 2500.0, 3500.0])
+    parser.add_argument("--resources", type=lambda s: [float(x) for x in s.split(",")], default=[1.0, 2.0, 3.0, 4.0])
+    parser.add_argument("--capacity", type=float, default=1000.0)
+    parser.add_argument("--duration", type=float, default=None)
+    parser.add_argument("--warmup", type=float, default=None)
+    parser.add_argument("--interval", type=float, default=2.0, help="lag sample interval (s), both procedures")
+    parser.add_argument("--repetitions", type=int, default=1)
+    args = parser.parse_args()
+    args.rounds = args.rounds or (1 if args.quick else 5)
+    args.duration = args.duration or (60.0 if args.quick else 180.0)
+    args.warmup = args.warmup if args.warmup is not None else (15.0 if args.quick else 30.0)
+
+    from bench.logs import configure_logging
+    from bench.plugins import load_plugins
+
+    configure_logging("console", 0)
+    registry = load_plugins()
+    expected = {load: float(math.ceil(load / args.capacity)) for load in args.loads}
+    expected = {k: (v if v in args.resources else None) for k, v in expected.items()}
+    banner("time to verdict, calibrated use case")
+    print(f"loads {args.loads} x resources {args.resources}, capacity {args.capacity:g}/s, duration "
+          f"{args.duration:g} s, warm-up {args.warmup:g} s, sample every {args.interval:g} s, "
+          f"{args.repetitions} repetition(s), linear search + lower bound; expected demand {expected}", flush=True)
+    times: dict[str, list[float]] = {"reference": [], "early": []}
+    same = True
+    with tempfile.TemporaryDirectory(prefix="bench-ttv-") as tmp:
+        execution_file = Path(tmp, "execution.yaml")
+        execution_file.write_text(yaml.safe_dump({"execution": {"sampleInterval": args.interval}}))
+        for rnd in range(args.rounds):
+            order = ["reference", "early"] if rnd % 2 == 0 else ["early", "reference"]
+            for mode in order:
+                opts = options(args, mode == "early", Path(tmp, f"{mode}-{rnd}"), execution_file)
+                seconds, table, experiments = asyncio.run(one_run(registry, opts))
+                times[mode].append(seconds)
+                ok = table == expected
+                same = same and ok
+                print(f"round {rnd + 1} {mode:9}: {seconds:7.1f} s, {experiments} experiments, demand {table}"
+                      f"{'' if ok else '  << DIFFERS from expected ' + str(expected)}  ({load_note()})", flush=True)
+    ref, early = median(times["reference"]), median(times["early"])
+    print(f"reference (fixed {args.duration:g} s): {spread(times['reference'])} s")
+    print(f"early stopping:              {spread(times['early'])} s")
+    print(f"identical demand in every run: {'yes' if same else 'NO'}")
+    print(f"ratio early / reference wall time (median, target <= 0.4): {early / ref:.3f}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
