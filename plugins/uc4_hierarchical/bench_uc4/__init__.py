@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from bench.api import StreamingPlan, TopologyContext
 
 
-def topology(ctx: TopologyContext) -> StreamingPlan:
+def build_topology(ctx: TopologyContext) -> StreamingPlan:
     from bench_uc4.topology import build
 
     return build(ctx)
@@ -32,7 +32,7 @@ USE_CASE = UseCase(
     "registry, summed per group per tumbling window, groups of groups via a feedback topic",
     default_benchmark=default_benchmark,
     generator=GENERATOR.name,
-    topology=topology,
+    topology=build_topology,
     dimensions=("NumNestedGroups", "ChildrenPerGroup"),
     default_params=DEFAULT_PARAMS,
 )

@@ -7,7 +7,6 @@ same way.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,8 +18,6 @@ from bench_uc4.params import integer
 NAME = "uc4-registry"
 DEFAULT_CHILDREN = 4
 DEFAULT_LEVELS = 2
-#: where the generic emitting loop lives (owned by the runtime)
-ACTIVE_POWER_MODULE = "bench.runtime.generator"
 
 
 def tree_shape(load: float | None, params: Mapping[str, Any]) -> tuple[int, int]:
@@ -68,9 +65,10 @@ async def prepare(spec: GeneratorSpec) -> None:
 
 
 async def run(spec: GeneratorSpec) -> GeneratorReport:
-    module: Any = importlib.import_module(ACTIVE_POWER_MODULE)
-    report: GeneratorReport = await module.run(spec)
-    return report
+    """The leaves' measurements: the generic active-power loop, unchanged."""
+    from bench.runtime.generator import run_active_power
+
+    return await run_active_power(spec)
 
 
 GENERATOR = GeneratorType(

@@ -91,7 +91,11 @@ def duplicate_to_parents(key: tuple[str], frames: Iterator[pd.DataFrame], state:
     import pandas as pd
 
     (child,) = key
-    frame = pd.concat(list(frames), ignore_index=True)
+    chunks = [f for f in frames if len(f)]
+    if not chunks:
+        yield pd.DataFrame({"grp": [], "child": [], "ts": [], "value": []})
+        return
+    frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
     current: tuple[str, int, int] | None = state.get if state.exists else None
     regs = frame[frame["kind"] == KIND_REGISTRY]
     if len(regs):
