@@ -34,6 +34,7 @@ Design (why, not what):
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -95,7 +96,9 @@ def duplicate_to_parents(key: tuple[str], frames: Iterator[pd.DataFrame], state:
     if not chunks:
         yield pd.DataFrame({"grp": [], "child": [], "ts": [], "value": []})
         return
-    frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+    with warnings.catch_warnings():  # all-NA columns (value of registry rows) are expected
+        warnings.simplefilter("ignore", FutureWarning)
+        frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
     current: tuple[str, int, int] | None = state.get if state.exists else None
     regs = frame[frame["kind"] == KIND_REGISTRY]
     if len(regs):
