@@ -138,3 +138,56 @@ async def test_external_platform_uses_the_given_cluster(kafka_bootstrap: str) ->
         await platform.close()
     assert reports and reports[0].records > 0
     assert lags[-1] < 200 * 2  # capacity 1000 under 200/s: the SUT keeps up
+
+
+@pytest.mark.skipif(
+    not os.environ.get("BENCH_TEST_STANDALONE"),
+    reason="opt-in (BENCH_TEST_STANDALONE=1): three extra JVMs; 1-6 min depending on machine load",
+)
+async def test_spark_sut_on_a_standalone_cluster_reports_progress() -> None:
+    """UC1 through the platform on a one-worker standalone cluster: the driver
+    starts, micro-batches report progress into the samples, and everything
+    (master, worker, driver JVM, generator, broker) is gone afterwards."""
+    from bench.plugins import load_plugins
+
+    use_cases = load_plugins().use_cases
+    if "uc1" not in use_cases:
+        pytest.skip("uc1 plugin not installed")
+    uc1 = use_cases["uc1"]
+    bench = uc1.default_benchmark()
+    sut = copy.deepcopy(bench["sut"]["resources"][0])
+    gen = copy.deepcopy(bench["loadGenerator"]["resources"][0])
+    gen["spec"]["sensors"] = 500
+    spec = ExperimentSpec(
+        experiment_id="plat4",
+        use_case=uc1,
+        objects=[sut, gen],
+        topics=[TopicSpec(t["name"], f"{t['name']}-plat4", t["numPartitions"]) for t in bench["kafkaConfig"]["topics"]],
+        params=dict(uc1.default_params),
+        load=500,
+        resources=1,
+        group_id="sut-plat4",
+    )
+    before = set(children_of(os.getpid()))
+    platform = EmbeddedPlatform({"spark_mode": "standalone", "trigger_seconds": 2})
+    await platform.open()
+    values: dict[str, float] = {}
+    try:
+        await platform.reset_topics(spec)
+        try:
+            await platform.start_sut(spec)
+            await platform.start_generators(spec)
+            for _ in range(150):  # until a micro-batch with input has reported (or give up)
+                values = (await platform.sample(spec)).values
+                if values.get("input-rate", 0) > 0:
+                    break
+                await asyncio.sleep(2)
+            await platform.stop_generators(spec)
+        finally:
+            await platform.stop_sut(spec)
+            await platform.delete_topics(spec)
+    finally:
+        await platform.close()
+    assert values.get("input-rate", 0) > 0, values
+    assert values["batch-duration"] > 0 and values["malformed-records"] == 0
+    assert set(children_of(os.getpid())) <= before

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -29,12 +30,19 @@ class SparkClusterError(RuntimeError):
     pass
 
 
+def spark_home() -> str:
+    """The pyspark package directory: the wheel is a complete SPARK_HOME (bin, jars)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise SparkClusterError("pyspark is not installed in this environment")
+    return str(next(iter(spec.submodule_search_locations)))
+
+
 def spark_class() -> str:
-    beside = Path(sys.executable).parent / "spark-class"
-    found = str(beside) if beside.exists() else shutil.which("spark-class")
-    if not found:
-        raise SparkClusterError("spark-class not found: is pyspark installed in this environment?")
-    return found
+    found = Path(spark_home(), "bin", "spark-class")
+    if not found.exists():
+        raise SparkClusterError(f"{found} not found: is the pyspark installation complete?")
+    return str(found)
 
 
 class SparkCluster:
@@ -59,6 +67,8 @@ class SparkCluster:
                 "SPARK_WORKER_DIR": os.path.join(self.dir, "work"),
                 "SPARK_LOCAL_IP": "127.0.0.1",
                 "SPARK_NO_DAEMONIZE": "1",
+                "SPARK_HOME": spark_home(),
+                "PYSPARK_PYTHON": sys.executable,
             }
         )
 
