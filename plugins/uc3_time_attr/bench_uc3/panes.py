@@ -147,27 +147,36 @@ class WindowStats:
 
 
 def combine(panes: Panes, starts: Ints, size_ms: int) -> WindowStats:
-    """Statistics of the windows ``[start, start + size)`` from the panes inside them."""
+    """Statistics of the windows ``[start, start + size)`` from the panes inside them.
+
+    Vectorised over all windows (gather each window's panes, then segment reductions):
+    a loop per window costs ~10 numpy calls each and dominated the per-key time.
+    Every window asked for must contain at least one pane.
+    """
+    k = len(starts)
+    if k == 0:
+        e, f = np.empty(0, np.int64), np.empty(0, np.float64)
+        return WindowStats(e, e.copy(), e.copy(), f, f.copy(), f.copy(), f.copy(), f.copy())
     lo = np.searchsorted(panes.start, starts, side="left")
     hi = np.searchsorted(panes.start, starts + size_ms, side="left")
-    k = len(starts)
-    count = np.zeros(k, np.int64)
-    total, mn, mx, var = (np.zeros(k) for _ in range(4))
-    for i in range(k):
-        s = slice(int(lo[i]), int(hi[i]))
-        n = panes.count[s]
-        n_all = int(n.sum())
-        count[i] = n_all
-        total[i] = panes.sum[s].sum()
-        mn[i] = panes.min[s].min() if n_all else np.nan
-        mx[i] = panes.max[s].max() if n_all else np.nan
-        if n_all:
-            mean = total[i] / n_all
-            dev = panes.sum[s] / n - mean
-            var[i] = (panes.m2[s].sum() + (n * dev * dev).sum()) / n_all
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_all = total / count
-    return WindowStats(starts, starts + size_ms, count, total, mn, mx, mean_all, var)
+    lengths = hi - lo
+    if np.any(lengths <= 0):
+        raise ValueError("combine: a window without panes")
+    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    # pane index of every (window, pane) pair, window by window
+    idx = np.repeat(lo - first, lengths) + np.arange(int(lengths.sum()))
+    n = panes.count[idx]
+    s = panes.sum[idx]
+    count = np.add.reduceat(n, first)
+    total = np.add.reduceat(s, first)
+    mean = total / count
+    dev = s / n - np.repeat(mean, lengths)
+    m2 = np.add.reduceat(panes.m2[idx] + n * dev * dev, first)
+    return WindowStats(
+        starts, starts + size_ms, count.astype(np.int64), total,
+        np.minimum.reduceat(panes.min[idx], first), np.maximum.reduceat(panes.max[idx], first),
+        mean, m2 / count,
+    )
 
 
 def evict(panes: Panes, watermark_ms: int, size_ms: int, advance_ms: int) -> Panes:

@@ -173,6 +173,7 @@ def to_key_value(stats: DataFrame, params: Uc3Params) -> DataFrame:
             F.col("identifier"),
             F.lit(name).alias("timeAttribute"),
             F.col("attributeValue").alias("timeAttributeValue"),
+            F.col("attributeValue").alias(name),  # e.g. "hourOfDay": 13, as the reference's records
             F.col("windowStart"),
             F.col("windowEnd"),
             *[F.col(f) for f in STAT_FIELDS],
