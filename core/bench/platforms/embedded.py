@@ -20,9 +20,9 @@ Options (a mapping; unknown keys are ignored so the CLI can pass more):
 Default ``spark_mode`` is ``local`` (``local[N]`` inside the driver's JVM): on one
 machine it gives N task slots like N one-core workers do, but without N + 1 extra
 JVMs per experiment. Measured here (2 cores shared with other Spark jobs, load
-average ~15): a standalone master + 2 workers took 79 s to come up, and UC1 on a
-one-worker cluster needed 6 min from start to its first progress report, against
-~2.5 min for the same driver in local mode on the same machine. ``standalone``
+average ~15): a standalone master + 2 workers took 79 s just to come up; UC1 on a
+one-worker cluster needed 6 min until its first micro-batch with input reported,
+while the local-mode driver reported "started" after ~2.3 min. ``standalone``
 starts a master and N ``--cores 1`` workers from the pyspark wheel per experiment,
 for when executor isolation matters more than start-up time.
 """
