@@ -68,7 +68,8 @@ def final_outputs(result: list[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
     for row in result:
         o = json.loads(row["value"])
         assert row["key"] == f"{o['identifier']};hourOfDay={o['timeAttributeValue']}"
-        assert o["timeAttribute"] == "hourOfDay" and o["windowEnd"] - o["windowStart"] == SIZE
+        assert o["timeAttribute"] == "hourOfDay" and o["hourOfDay"] == o["timeAttributeValue"]
+        assert o["windowEnd"] - o["windowStart"] == SIZE
         final[(o["identifier"], o["timeAttributeValue"], o["windowStart"])] = o
     return final
 

@@ -132,7 +132,8 @@ def test_uc3_sliding_statistics_per_sensor_attribute_and_hopping_window(session:
     for r in rows:
         out = json.loads(r.value)
         assert r.key == f"{out['identifier']};dayOfWeek={out['timeAttributeValue']}"
-        assert out["timeAttribute"] == "dayOfWeek" and out["windowEnd"] - out["windowStart"] == size
+        assert out["timeAttribute"] == "dayOfWeek" and out["dayOfWeek"] == out["timeAttributeValue"]
+        assert out["windowEnd"] - out["windowStart"] == size
         got[(out["identifier"], out["timeAttributeValue"], out["windowStart"])] = out
     assert set(got) == set(groups)
     for key, values in groups.items():
