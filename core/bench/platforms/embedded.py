@@ -395,7 +395,12 @@ class EmbeddedPlatform:
         metrics.GENERATOR_RATE.labels(exp).set(rate)
         if run.spark and run.sut:
             progress = run.sut[0].last.get("progress")
-            if progress is not None:
+            if progress is None:
+                # No micro-batch finished yet, so nothing was dropped: sampling 0 from the start keeps
+                # this cumulative series as long as the lag series (its warm-up counts from the first
+                # sample; a first batch of minutes on a busy machine otherwise left no usable sample).
+                values["dropped-records"] = 0.0
+            else:
                 values["dropped-records"] = float(progress.get("droppedByWatermark") or 0)
                 values["malformed-records"] = float(progress.get("malformed") or 0)
                 values["input-rate"] = float(progress.get("inputRowsPerSecond") or 0.0)
