@@ -8,7 +8,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-
 from bench.model import parse_benchmark, validate_benchmark
 from bench.plugins import load_plugins
 from bench_uc4 import generator, params, patchers, registry, topology
