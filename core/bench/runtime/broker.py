@@ -189,8 +189,9 @@ def running_broker(kind: str = DEFAULT_KIND, port: int | None = None) -> Iterato
 
 
 if __name__ == "__main__":  # python -m bench.runtime.broker [kind]: run one until Ctrl-C
+    procs.install_sigterm_handler()  # SIGTERM cleans up too
     with running_broker(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_KIND) as b:
         print(b.bootstrap_servers, flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
+        with contextlib.suppress(KeyboardInterrupt, SystemExit):
             while b.alive():
                 time.sleep(1)
