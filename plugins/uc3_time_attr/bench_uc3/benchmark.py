@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.api import standard_benchmark
+
+SLOS = [
+    {"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}},
+    # late records dropped by the window operator: at most 1 % of the generated ones
+    {"name": "dropped-records", "sloType": "dropped-records", "properties": {"maxRatio": 0.01}},
+]
+TOPICS = {"input": 4, "output": 4}
+
 
 def _param(type_name: str, key: str) -> dict[str, Any]:
     return {
@@ -13,8 +22,8 @@ def _param(type_name: str, key: str) -> dict[str, Any]:
 
 
 def load_types() -> list[dict[str, Any]]:
+    """Besides NumSensors (from standard_benchmark)."""
     return [
-        {"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]},
         _param("WindowSize", "windowSizeMs"),
         _param("Advance", "advanceMs"),
         # k overlapping windows: advanceMs = windowSizeMs / k (see bench_uc3.params)
@@ -31,28 +40,4 @@ def load_types() -> list[dict[str, Any]]:
 
 
 def default_benchmark() -> dict[str, Any]:
-    return {
-        "name": "uc3",
-        "useCase": "uc3",
-        "sut": {
-            "resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}]
-        },
-        "loadGenerator": {
-            "resources": [
-                {
-                    "kind": "BenchGenerator",
-                    "metadata": {"name": "generator"},
-                    "spec": {"replicas": 1, "sensors": 100, "periodMs": 1000, "maxPerInstance": 150000, "params": {}},
-                }
-            ]
-        },
-        "loadTypes": load_types(),
-        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
-        "slos": [
-            {"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}},
-            {"name": "dropped-records", "sloType": "dropped-records", "properties": {"maxRatio": 0.01}},
-        ],
-        "kafkaConfig": {
-            "topics": [{"name": "input", "numPartitions": 4}, {"name": "output", "numPartitions": 4}]
-        },
-    }
+    return standard_benchmark("uc3", TOPICS, load_types=load_types(), slos=SLOS)
