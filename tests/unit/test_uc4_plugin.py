@@ -39,6 +39,7 @@ def test_default_benchmark_validates_and_keeps_the_agreed_shape(plugins: Any) ->
         "aggregation-feedback",
     ]
     assert doc["loadTypes"][0]["typeName"] == "NumNestedGroups"
+    assert max(doc["defaultExecution"]["load"]["loadValues"]) <= 6  # levels, not records/s
 
 
 def test_load_type_patchers_set_levels_sensors_and_instances(plugins: Any) -> None:

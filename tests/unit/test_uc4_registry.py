@@ -85,3 +85,11 @@ def test_move_changes_membership_and_heights_are_per_group() -> None:
 def test_degenerate_shapes_are_refused(levels: int, children: int) -> None:
     with pytest.raises(ValueError):
         registry.build_tree(levels, children)
+
+
+def test_a_load_in_records_per_second_is_refused_not_expanded() -> None:
+    with pytest.raises(ValueError, match="nesting levels"):
+        registry.leaf_keys(2000)
+    with pytest.raises(ValueError, match="nesting levels"):
+        registry.build_tree(12, 4)
+    assert len(registry.leaf_keys(11, 4)) == 4**11

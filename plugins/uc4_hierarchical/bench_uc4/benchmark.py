@@ -40,6 +40,14 @@ def default_benchmark() -> dict[str, Any]:
         ],
         "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
         "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
+        # The load is a number of nesting levels, not records/s (the core's laptop defaults of
+        # 2000 and 8000 would mean 4^2000 sensors). The query's first micro-batch starts
+        # three Python sources and two Python operators, so the generator waits for it.
+        "defaultExecution": {
+            "load": {"loadValues": [2, 3, 4]},
+            "resources": {"resourceValues": [1, 2]},
+            "execution": {"duration": 180, "warmup": 60, "loadGenerationDelay": 30, "repetitions": 1},
+        },
         "kafkaConfig": {
             "topics": [
                 {"name": "input", "numPartitions": 4},

@@ -9,6 +9,7 @@ that the tree logic is tested without Kafka or Spark.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ def build_tree(levels: int, children: int = 4) -> Node:
         raise ValueError(f"nestedGroups must be >= 1, got {levels}")
     if children < 1:
         raise ValueError(f"childrenPerGroup must be >= 1, got {children}")
+    leaf_keys(levels, children)  # the same size check
 
     def node(level: int, index: int) -> Node:
         if level == levels:
@@ -60,10 +62,19 @@ def build_tree(levels: int, children: int = 4) -> Node:
     return node(0, 0)
 
 
+#: more leaves than this is a mistyped load (e.g. records/s given as nesting levels)
+MAX_LEAVES = 10_000_000
+
+
 def leaf_keys(levels: int, children: int = 4) -> list[str]:
     """The leaves of :func:`build_tree` without building it (the generator's key space)."""
     if levels < 1 or children < 1:
         raise ValueError(f"need nestedGroups >= 1 and childrenPerGroup >= 1, got {levels}, {children}")
+    if levels * math.log10(max(children, 1)) > math.log10(MAX_LEAVES):
+        raise ValueError(
+            f"childrenPerGroup^nestedGroups = {children}^{levels} leaves is more than {MAX_LEAVES:,}; "
+            "the NumNestedGroups load is the number of nesting levels (e.g. 2, 3, 4), not records/s"
+        )
     return [leaf_key(i) for i in range(children**levels)]
 
 
