@@ -152,6 +152,22 @@ class Schedule:
     def next_due(self) -> float:
         return self.due_at(self.emitted) if self.count else float("inf")
 
+    def split(self, groups: Sequence[int]) -> dict[int, tuple[Schedule, list[int]]]:
+        """One schedule per group (``groups[key index]``, e.g. its partition) with the
+        key indices of its phase-sorted positions; together they emit exactly what
+        this one would. A per-partition loop needs no per-record partition lookup."""
+        members: dict[int, list[int]] = {}
+        for pos, idx in enumerate(self.order):
+            members.setdefault(groups[idx], []).append(pos)
+        out: dict[int, tuple[Schedule, list[int]]] = {}
+        for group, positions in sorted(members.items()):
+            sub = Schedule(0, self.period_ms, random.Random(0))
+            sub.phases = [self.phases[pos] for pos in positions]
+            sub.order = list(range(len(positions)))
+            sub.count = len(positions)
+            out[group] = (sub, [self.order[pos] for pos in positions])
+        return out
+
 
 async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
     params: Mapping[str, Any] = spec.params
@@ -178,11 +194,14 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
     try:
         partitions = sorted(await producer.partitions_for(spec.topic))
         key_partition = assign_partitions(key_bytes, partitions, params)
-        # Per phase-sorted position, so the hot loop below walks plain lists in order.
-        sorted_keys = [key_bytes[i] for i in schedule.order]
-        sorted_template = [record_template(json.dumps(keys[i]), value) for i in schedule.order]
-        sorted_part = [key_partition[i] for i in schedule.order]
-        phases = schedule.phases
+        # One schedule per partition, with its keys' bytes and record templates in
+        # phase order, so the hot loop below walks plain lists into one batch.
+        lanes = [
+            (part, sub, sub.phases, [key_bytes[i] for i in idx],
+             [record_template(json.dumps(keys[i]), value) for i in idx])
+            for part, (sub, idx) in schedule.split(key_partition).items()
+        ]
+        lane_step = max(1, MAX_STEP // max(1, len(lanes)))
         loop = asyncio.get_running_loop()
         start = loop.time()
         epoch0_ms = time.time() * 1000.0
@@ -206,28 +225,29 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
                 finished = True  # a stop request: one last step for what was due until now
             elif stop_at is not None and now >= stop_at:
                 now, finished = stop_at, True  # emit what was due until the very end
-            spans = schedule.spans((now - start) * 1000.0, MAX_STEP)
-            due = sum(end - first for _, first, end in spans)
-            finished = finished and (control.stop.is_set() or due < MAX_STEP)
-            batches: dict[int, Any] = {}
-            for cycle, first, end in spans:
-                base = epoch0_ms + cycle * period_ms
-                for j in range(first, end):
-                    part = sorted_part[j]
-                    ts = int(base + phases[j])
-                    record = sorted_template[j] % ts
-                    batch = batches.get(part)
-                    if batch is None:
-                        batch = batches[part] = producer.create_batch()
-                    if batch.append(key=sorted_keys[j], value=record, timestamp=ts) is None:
-                        fut = await producer.send_batch(batch, spec.topic, partition=part)
-                        _track(fut, batch.record_count())
-                        batch = batches[part] = producer.create_batch()
-                        batch.append(key=sorted_keys[j], value=record, timestamp=ts)
-            for part, batch in batches.items():
+            until_ms = (now - start) * 1000.0
+            saturated = False  # some partition had more due than one step takes
+            for part, sub, phases, lane_keys, templates in lanes:
+                spans = sub.spans(until_ms, lane_step)
+                if not spans:
+                    continue
+                saturated = saturated or sum(end - first for _, first, end in spans) >= lane_step
+                batch = producer.create_batch()
+                append = batch.append
+                for cycle, first, end in spans:
+                    base = epoch0_ms + cycle * period_ms
+                    for j in range(first, end):
+                        ts = int(base + phases[j])
+                        if append(key=lane_keys[j], value=templates[j] % ts, timestamp=ts) is None:
+                            fut = await producer.send_batch(batch, spec.topic, partition=part)
+                            _track(fut, batch.record_count())
+                            batch = producer.create_batch()
+                            append = batch.append
+                            append(key=lane_keys[j], value=templates[j] % ts, timestamp=ts)
                 if batch.record_count():
                     fut = await producer.send_batch(batch, spec.topic, partition=part)
                     _track(fut, batch.record_count())
+            finished = finished and (control.stop.is_set() or not saturated)
             now = loop.time()
             if control.progress is not None and now - last_progress >= PROGRESS_EVERY:
                 last_progress = now
@@ -238,13 +258,13 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
                         "seconds": elapsed,
                         "rate": delivered / elapsed if elapsed > 0 else 0.0,
                         "target": target,
-                        "behindMs": max(0.0, (now - start) * 1000.0 - schedule.next_due()),
+                        "behindMs": max(0.0, (now - start) * 1000.0 - _next_due(lanes)),
                     }
                 )
             if finished:
                 break
-            if due < MAX_STEP:  # on schedule: sleep until the next emission
-                wait = schedule.next_due() / 1000.0 - (now - start)
+            if not saturated:  # on schedule: sleep until the next emission
+                wait = _next_due(lanes) / 1000.0 - (now - start)
                 wait = max(0.0, min(MAX_SLEEP, wait))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(control.stop.wait(), wait)
@@ -259,6 +279,10 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
         await producer.stop()
     achieved = delivered / seconds if seconds > 0 else 0.0
     return GeneratorReport(target_rate=target, achieved_rate=achieved, records=delivered, seconds=seconds)
+
+
+def _next_due(lanes: Sequence[tuple[Any, Schedule, Any, Any, Any]]) -> float:
+    return min((lane[1].next_due() for lane in lanes), default=float("inf"))
 
 
 ACTIVE_POWER = GeneratorType(
