@@ -45,6 +45,7 @@ class LagSampler:
         self._admin: AIOKafkaAdminClient | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._partitions: list[TopicPartition] = []
+        self._coordinator: int | None = None
         #: per-partition values of the last sample (for diagnostics and tests)
         self.last_end: dict[TopicPartition, int] = {}
         self.last_committed: dict[TopicPartition, int] = {}
@@ -114,7 +115,17 @@ class LagSampler:
         assert self._admin is not None
         if not self._partitions:
             return {}
-        offsets = await self._admin.list_consumer_group_offsets(self.group_id, partitions=self._partitions)
+        # The coordinator is looked up once, not on every sample (py-spy: FindCoordinator
+        # was ~12 % of the sampler's CPU at 1 s); a failure forgets it for the next try.
+        if self._coordinator is None:
+            self._coordinator = await self._admin.find_coordinator(self.group_id)
+        try:
+            offsets = await self._admin.list_consumer_group_offsets(
+                self.group_id, group_coordinator_id=self._coordinator, partitions=self._partitions
+            )
+        except Exception:
+            self._coordinator = None
+            raise
         return {tp: meta.offset for tp, meta in offsets.items() if meta is not None and meta.offset >= 0}
 
     async def sample(self) -> float:
