@@ -63,12 +63,18 @@ class TopologyResult(list[dict[str, Any]]):
         self.end_offsets: dict[str, dict[int, int]] = {}
 
 
+#: Test records carry event times near 1970 on purpose; Kafka (and noida-db) delete
+#: records older than the default retention.ms (7 days), so test topics keep them all.
+TEST_TOPIC_CONFIG = {"retention.ms": "-1", "retention.bytes": "-1"}
+
+
 def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 10.0) -> None:
-    """Create real topics {name: partitions}; an existing topic is fine."""
+    """Create real topics {name: partitions} that never delete records; an existing topic is fine."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(n, p, 1) for n, p in topics.items()], operation_timeout=timeout)
+    new = [NewTopic(n, p, 1, config=dict(TEST_TOPIC_CONFIG)) for n, p in topics.items()]
+    futures = admin.create_topics(new, operation_timeout=timeout)
     for name, fut in futures.items():
         try:
             fut.result(timeout)
@@ -135,7 +141,7 @@ def committed_offsets(bootstrap: str, group_id: str, topic: str) -> dict[int, in
 
 def read_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[dict[str, Any]]:
     """Every record of a topic, from the beginning up to its end offsets."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     msg: Any
     ends = {p: e for p, e in end_offsets(bootstrap, topic).items() if e > 0}
@@ -147,7 +153,7 @@ def read_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[dict[str
     )
     rows: list[dict[str, Any]] = []
     try:
-        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
         pending = dict(ends)
         deadline = time.monotonic() + timeout
         while pending and time.monotonic() < deadline:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 from bench.api import StreamingPlan, TopologyContext, UseCase
-from bench.testing import run_topology
+from bench.runtime.broker import BROKER_KINDS, running_broker
+from bench.runtime.kafka_source import DataLossError, EndOffsetProbe, KafkaRange, close_readers, read_range
+from bench.testing import create_topics, end_offsets, produce, run_topology
 
 pytestmark = pytest.mark.e2e
 
@@ -78,3 +83,72 @@ def test_malformed_records_counted_and_skipped(kafka_bootstrap: str, spark: obje
     docs = sorted((json.loads(r["value"])["ts"], r["key"]) for r in result)
     assert docs == sorted((ts, k) for k, _, ts in good)
     assert result.committed["input"] == result.end_offsets["input"]
+
+
+# --- Regression: every offset of [start, end) exactly once, on both embedded brokers ---
+# noida-db deleted records whose 1970 timestamps were past the default retention.ms, and
+# librdkafka's default offset reset jumped silently to the end: records vanished.
+
+
+@pytest.fixture(scope="module", params=sorted(BROKER_KINDS))
+def any_broker(request: pytest.FixtureRequest) -> Iterator[str]:
+    with running_broker(request.param) as handle:
+        try:
+            yield handle.bootstrap_servers
+        finally:
+            close_readers()
+
+
+@pytest.fixture
+def retention_wait_s(any_broker: str, request: pytest.FixtureRequest) -> float:
+    """How long a broker may take to apply time retention (tansu has none)."""
+    return 10.0 if "noida" in request.node.callspec.id else 0.0
+
+
+def _read(bootstrap: str, topic: str, p: int, start: int, end: int, fail_on_data_loss: bool = True) -> list[int]:
+    rng = KafkaRange(bootstrap, topic, p, start, end)
+    return [o for batch in read_range(rng, fail_on_data_loss) for o in batch.column(4).to_pylist()]
+
+
+def test_read_range_every_offset_once_at_any_split(any_broker: str) -> None:
+    topic = f"ranges-{uuid.uuid4().hex[:8]}"
+    create_topics(any_broker, {topic: 2})
+    records = [_record(i) for i in range(700)]  # 1970 timestamps: retention must not bite
+    produce(any_broker, topic, records[:300])
+    produce(any_broker, topic, records[300:])  # a second producer: batch boundaries differ
+    ends = end_offsets(any_broker, topic)
+    assert sum(ends.values()) == 700
+    for p, end in ends.items():
+        cuts = sorted({0, 1, 7, end // 3, end // 2 + 1, end - 1, end})  # inside producer batches
+        got = [o for a, b in zip(cuts, cuts[1:], strict=False) for o in _read(any_broker, topic, p, a, b)]
+        assert got == list(range(end))
+
+
+def test_deleted_records_fail_loudly_or_are_skipped(any_broker: str, retention_wait_s: float) -> None:
+    """Broker-default retention deletes 1970-stamped records on noida (within ~2 s, on
+    partitions > 0) and on real Kafka; tansu keeps everything."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"retained-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": any_broker})
+    for fut in admin.create_topics([NewTopic(topic, 3, 1)]).values():  # broker-default retention
+        fut.result(10)
+    produce(any_broker, topic, [_record(i) for i in range(300)])
+    probe = EndOffsetProbe(any_broker)
+    try:
+        deadline = time.monotonic() + retention_wait_s
+        while True:  # wait for the broker's retention pass, if it has one
+            offsets = probe.offsets(topic)
+            p, (low, end) = max(offsets.items(), key=lambda kv: kv[1][0])
+            if low > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    finally:
+        probe.close()
+    print(f"partition {p}: low {low}, end {end}")
+    if low == 0:  # nothing deleted (tansu): everything is read
+        assert _read(any_broker, topic, p, 0, end) == list(range(end))
+        return
+    with pytest.raises(DataLossError):
+        _read(any_broker, topic, p, 0, end)
+    assert _read(any_broker, topic, p, 0, end, fail_on_data_loss=False) == list(range(low, end))

@@ -44,6 +44,8 @@ SCHEMA = StructType(
 )
 
 _ARROW_ROWS = 65536
+_CONSUME_MAX = 10000
+_FETCH_MAX_BYTES = 8 * 1024 * 1024
 _READ_STALL_S = 60.0
 
 
@@ -168,6 +170,7 @@ class KafkaStreamReader(DataSourceStreamReader):
         raw_max = options.get("max_records_per_trigger") or ""
         self.max_records = int(raw_max) if raw_max and raw_max.lower() != "none" else None
         self.starting = options.get("starting_offsets", "earliest")
+        self.fail_on_data_loss = options.get("fail_on_data_loss", "true").lower() != "false"
         self._probe: EndOffsetProbe | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -215,7 +218,7 @@ class KafkaStreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KafkaRange)
-        return read_range(partition)
+        return read_range(partition, self.fail_on_data_loss)
 
     def commit(self, end: dict) -> None:
         """Nothing: Spark calls this one batch late; :class:`OffsetCommitter` commits."""
@@ -238,52 +241,143 @@ def _limit(begin: Mapping[int, int], ends: dict[int, int], lows: Mapping[int, in
     return out
 
 
-def read_range(rng: KafkaRange) -> Iterator[Any]:
-    """Fetch [start, end) of one partition as Arrow record batches (executor side)."""
+class DataLossError(RuntimeError):
+    """Records of a requested range are gone from the broker (retention, deletion).
+
+    Real Kafka and noida-db delete records whose timestamps are older than the topic's
+    ``retention.ms`` (7 days by default): data with old event times needs
+    ``retention.ms=-1``. Like Spark's ``failOnDataLoss``, the default is to fail loudly
+    rather than silently skip records; ``fail_on_data_loss=false`` skips them instead.
+    """
+
+
+def _reader_conf(bootstrap: str) -> dict[str, Any]:
+    conf = _client_conf(bootstrap)
+    # librdkafka's default reset ("latest") silently jumps to the end when the start
+    # offset was deleted: the records in between vanished without a trace. "error"
+    # surfaces it as _AUTO_OFFSET_RESET so that read_range decides.
+    conf["auto.offset.reset"] = "error"
+    conf["fetch.max.bytes"] = _FETCH_MAX_BYTES
+    conf["max.partition.fetch.bytes"] = _FETCH_MAX_BYTES
+    conf["fetch.min.bytes"] = 1
+    return conf
+
+
+#: worker-process consumers by bootstrap: Spark reuses Python workers, and connecting
+#: (metadata, broker connection) per task costs more than reading a small batch.
+_READERS: dict[str, Any] = {}
+
+
+def _reader(bootstrap: str) -> Any:
+    consumer = _READERS.get(bootstrap)
+    if consumer is None:
+        from confluent_kafka import Consumer
+
+        consumer = Consumer(_reader_conf(bootstrap))
+        _READERS[bootstrap] = consumer
+    return consumer
+
+
+def close_readers() -> None:
+    """Close this process's cached range readers (tests that stop their broker)."""
+    for bootstrap in list(_READERS):
+        _drop_reader(bootstrap)
+
+
+def _drop_reader(bootstrap: str) -> None:
+    consumer = _READERS.pop(bootstrap, None)
+    if consumer is not None:
+        try:
+            consumer.close()
+        except Exception:  # noqa: BLE001 - a broken client is being thrown away anyway
+            pass
+
+
+def read_range(rng: KafkaRange, fail_on_data_loss: bool = True) -> Iterator[Any]:
+    """Fetch every record of [start, end) of one partition, once, as Arrow batches.
+
+    Completion is by *position*, never by count: a fetch may return fewer records than
+    asked, a partial batch, or records below the requested offset (a batch is returned
+    whole); compacted topics have gaps. The range is done when a record at or past
+    ``end`` arrives or the partition end (EOF) is at or past ``end``.
+    """
     import pyarrow as pa
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    from confluent_kafka import KafkaError, TopicPartition
 
     if rng.end <= rng.start:
         return
-    consumer = Consumer(_client_conf(rng.bootstrap))
+    consumer = _reader(rng.bootstrap)
+    tp = TopicPartition(rng.topic, rng.partition, rng.start)
+    consumer.assign([tp])
+    ok = False
     try:
-        consumer.assign([TopicPartition(rng.topic, rng.partition, rng.start)])
         keys: list[bytes | None] = []
         values: list[bytes | None] = []
         offsets: list[int] = []
         stamps: list[int] = []
-        last = rng.start - 1
+        pos = rng.start  # the next offset this range still needs
         stalled_since = time.monotonic()
-        while last < rng.end - 1:
+        while pos < rng.end:
             # ask for no more than what is left: consume() waits for the full count
-            msgs: list[Any] = consumer.consume(num_messages=max(1, min(10000, rng.end - 1 - last)), timeout=0.5)
-            got = False
+            msgs: list[Any] = consumer.consume(num_messages=max(1, min(_CONSUME_MAX, rng.end - pos)), timeout=0.5)
+            before = pos
             for msg in msgs:
-                if msg.error() is not None:
-                    if msg.error().code() != KafkaError._PARTITION_EOF:
-                        raise RuntimeError(f"kafka read {rng.topic}/{rng.partition}: {msg.error()}")
-                    continue
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        if msg.offset() >= rng.end:
+                            pos = rng.end  # nothing left in range: the rest was compacted away
+                        continue
+                    if err.code() == KafkaError._AUTO_OFFSET_RESET or err.code() == KafkaError.OFFSET_OUT_OF_RANGE:
+                        pos = _out_of_range(consumer, rng, pos, fail_on_data_loss)
+                        break
+                    raise RuntimeError(f"kafka read {rng.topic}/{rng.partition} at {pos}: {err}")
                 off = msg.offset()
+                if off < pos:
+                    continue  # a whole batch was returned around the requested offset
                 if off >= rng.end:
-                    last = off
+                    pos = rng.end
                     break
-                got = True
-                last = off
+                pos = off + 1
                 keys.append(msg.key())
                 values.append(msg.value())
                 offsets.append(off)
                 stamps.append(msg.timestamp()[1])
-            if got:
+            if pos != before:
                 stalled_since = time.monotonic()
             elif time.monotonic() - stalled_since > _READ_STALL_S:
-                raise RuntimeError(f"kafka read {rng.topic}/{rng.partition} stuck at {last + 1} before end {rng.end}")
+                raise RuntimeError(f"kafka read {rng.topic}/{rng.partition} stuck at {pos} before end {rng.end}")
             if len(offsets) >= _ARROW_ROWS:
                 yield _batch(pa, rng, keys, values, offsets, stamps)
                 keys, values, offsets, stamps = [], [], [], []
         if offsets:
             yield _batch(pa, rng, keys, values, offsets, stamps)
+        ok = True
     finally:
-        consumer.close()
+        if ok:
+            consumer.unassign()
+        else:  # an error or an abandoned generator: do not reuse a client in an unknown state
+            _drop_reader(rng.bootstrap)
+
+
+def _out_of_range(consumer: Any, rng: KafkaRange, pos: int, fail_on_data_loss: bool) -> int:
+    """The broker has no record at ``pos``: deleted (data loss) or not there yet."""
+    from confluent_kafka import TopicPartition
+
+    low, high = consumer.get_watermark_offsets(TopicPartition(rng.topic, rng.partition), timeout=10, cached=False)
+    if low > pos:
+        lost = f"{rng.topic}/{rng.partition} offsets [{pos}, {min(low, rng.end)}) were deleted by the broker"
+        if fail_on_data_loss:
+            raise DataLossError(
+                f"{lost} before Spark read them (retention.ms shorter than the records' age?); "
+                "set fail_on_data_loss=false to skip them"
+            )
+        pos = min(low, rng.end)
+    else:
+        time.sleep(0.1)  # above the high watermark for now (a lagging replica or probe): retry
+    if pos < rng.end:
+        consumer.assign([TopicPartition(rng.topic, rng.partition, pos)])
+    return pos
 
 
 def _strings(pa: Any, items: list[bytes | None]) -> Any:
@@ -319,7 +413,8 @@ class KafkaDataSource(DataSource):
     """``spark.readStream.format("bench-kafka")`` and ``writeStream.format("bench-kafka")``.
 
     Read options: ``bootstrap``, ``topic``, ``max_records_per_trigger``,
-    ``starting_offsets`` (earliest | latest). Write options: see
+    ``starting_offsets`` (earliest | latest), ``fail_on_data_loss`` (true | false: raise
+    :class:`DataLossError` or skip when records of a range were deleted). Write options: see
     :mod:`bench.runtime.kafka_sink`.
     """
 
