@@ -9,7 +9,9 @@ The spec is a JSON object::
      "params": {}, "instances": 1, "spark_master": null, "trigger_seconds": 2,
      "max_records_per_trigger": null, "checkpoint_dir": "/tmp/ck", "connector": "python"}
 
-stdout carries JSON lines: ``{"event": "started"}`` once, ``{"event": "progress", ...}``
+stdout carries JSON lines: ``{"event": "started"}`` once the query is ready (after a
+warm-up run of the topology over throw-away topics, see :func:`warm_up`; ``"warmup":
+false`` in the spec skips it), ``{"event": "progress", ...}``
 per micro-batch, ``{"event": "error", "message": ...}`` on failure (exit 1). SIGTERM
 and SIGINT stop the query and Spark and exit 0.
 
@@ -144,6 +146,7 @@ def start_query(
     trigger_seconds: float,
     connector: str = "python",
     name: str | None = None,
+    available_now: bool = False,
 ) -> StreamingQuery:
     from bench.runtime.kafka_sink import foreach_batch_writer, write_stream
 
@@ -159,7 +162,105 @@ def start_query(
     writer = writer.outputMode(plan.output_mode).option("checkpointLocation", checkpoint_dir)
     if name:
         writer = writer.queryName(name)
+    if available_now:
+        return writer.trigger(availableNow=True).start()
     return writer.trigger(processingTime=f"{max(0.0, trigger_seconds)} seconds").start()
+
+
+#: A record every use case's parser rejects (no field parses): the warm-up batch runs the
+#: whole plan (JVM code generation, Python workers, Kafka clients, sink tasks) but
+#: stores nothing, so a sink that cannot be redirected (UC1's log or sqlite) stays clean.
+WARMUP_VALUE = b"{}"
+WARMUP_RECORDS_PER_PARTITION = 4
+
+
+def warm_up(
+    spark: SparkSession,
+    use_case: UseCase,
+    bootstrap: str,
+    topics: Mapping[str, str],
+    group_id: str,
+    params: Mapping[str, Any],
+    instances: int,
+    connector: str,
+    timeout_s: float = 300.0,
+) -> float:
+    """Run the topology once, as a batch (availableNow), over throw-away topics.
+
+    Why: the first micro-batch of a fresh session took 14-21 s here (minutes on a loaded
+    machine), mostly JVM class loading and code generation plus starting Python
+    workers. Without a warm-up the generator started while Spark was still compiling,
+    and the first minute of every experiment measured the JIT, not the SUT. Returns
+    the seconds it took.
+    """
+    import shutil
+    import tempfile
+    import time
+    import uuid
+
+    from confluent_kafka import Producer
+
+    from bench.runtime.kafka_source import EndOffsetProbe
+    from bench.testing import create_topics
+
+    began = time.monotonic()
+    suffix = uuid.uuid4().hex[:8]
+    warm = {logical: f"{real}-warmup-{suffix}" for logical, real in topics.items()}
+    probe = EndOffsetProbe(bootstrap)
+    try:
+        sizes = {warm[k]: max(1, len(probe.partitions(real))) for k, real in topics.items()}
+    finally:
+        probe.close()
+    create_topics(bootstrap, sizes)
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+    for logical, real in warm.items():
+        if logical in ("output",):
+            continue
+        for p in range(sizes[real]):
+            for _ in range(WARMUP_RECORDS_PER_PARTITION):
+                producer.produce(real, value=WARMUP_VALUE, key=b"warmup", partition=p)
+    producer.flush(30)
+    ckpt = tempfile.mkdtemp(prefix="bench-warmup-")
+    try:
+        ctx = build_context(spark, bootstrap, warm, f"{group_id}-warmup", params, instances, connector)
+        plan = use_case.topology(ctx) if use_case.topology is not None else None
+        if plan is None:
+            return 0.0
+        query = start_query(plan, ctx, bootstrap, ckpt, 0.0, connector, None, available_now=True)
+        try:
+            query.awaitTermination(int(timeout_s))
+        finally:
+            query.stop()
+    finally:
+        shutil.rmtree(ckpt, ignore_errors=True)
+        _delete_topics(bootstrap, list(sizes))
+    return time.monotonic() - began
+
+
+def _delete_topics(bootstrap: str, names: list[str]) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    try:
+        for fut in AdminClient({"bootstrap.servers": bootstrap}).delete_topics(names).values():
+            fut.result(10)
+    except Exception:  # noqa: BLE001 - leftover warm-up topics are harmless
+        pass
+
+
+def wait_ready(query: StreamingQuery, stop: threading.Event, timeout_s: float = 120.0) -> None:
+    """Until the query's first trigger has planned its offsets (or a batch ran)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not stop.is_set() and time.monotonic() < deadline:
+        if query.exception() is not None or not query.isActive:
+            raise RuntimeError(str(query.exception() or "query stopped"))
+        status = query.status
+        if query.lastProgress is not None or not status.get("isTriggerActive") and "Waiting" in str(
+            status.get("message")
+        ):
+            return
+        stop.wait(0.1)
 
 
 @dataclass
@@ -255,9 +356,17 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _em
             with lock:
                 emit(totals.add(progress))
 
+        warm_s = 0.0
+        if spec.get("warmup", True) and connector == "python":
+            try:
+                warm_s = warm_up(spark, use_case, bootstrap, spec["topics"], str(spec.get("group_id") or "bench-sut"),
+                                 params, instances, connector)
+            except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs time later
+                sys.stderr.write(f"warm-up failed (continuing): {exc}\n")
         query = start_query(plan, ctx, bootstrap, str(spec["checkpoint_dir"]), float(trigger), connector)
         progress_listener(spark).watch(str(query.id), on_progress)
-        emit({"event": "started", "id": str(query.id)})
+        wait_ready(query, stop)
+        emit({"event": "started", "id": str(query.id), "warmupSeconds": round(warm_s, 3)})
         while not stop.is_set():
             if query.exception() is not None or not query.isActive:
                 raise RuntimeError(str(query.exception() or "query stopped"))
