@@ -23,8 +23,8 @@ pytestmark = pytest.mark.e2e
 
 T0 = 1_700_000_000_000  # a multiple of the window size: window w = [T0 + 5 s w, T0 + 5 s (w + 1))
 WINDOW_MS = 5000
-WINDOWS = 9
-MOVE_AFTER = 3
+WINDOWS = 7
+MOVE_AFTER = 2
 OLD = registry.build_tree(3, 2)
 NEW = registry.move(OLD, "s_0", "group_lvl_2_3")
 LEAVES = registry.leaf_keys(3, 2)
