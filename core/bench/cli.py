@@ -135,7 +135,8 @@ def _parse_sets(items: tuple[str, ...]) -> dict[str, Any]:
               help="Where to run: embedded, external, kubernetes.")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
 @click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
-@click.option("--broker", type=click.Choice(["tansu", "noida"]), help="Embedded broker implementation.")
+@click.option("--broker", type=click.Choice(["tansu", "noida"]),
+              help="Embedded broker implementation (default noida: steadier lag readings, less CPU).")
 @click.option("--spark-mode", type=click.Choice(["local", "standalone"]),
               help="Embedded Spark: local[N] in one JVM (default) or a standalone master + N one-core workers.")
 @click.option("--trigger", "trigger_seconds", type=float, metavar="S", help="Spark micro-batch trigger interval.")

@@ -34,6 +34,7 @@ from bench.model import (
 )
 from bench.plugins import Registry
 from bench.results import fmt_value
+from bench.runtime.broker import DEFAULT_KIND as DEFAULT_BROKER
 
 #: Laptop-sized defaults used when neither an execution file nor the use case says
 #: otherwise: a complete demand table in well under 15 minutes on 2 cores.
@@ -157,7 +158,7 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "platform": platform,
         "bootstrap_servers": opts.get("bootstrap_servers") or bench.kafkaConfig.bootstrapServer,
         "spark_master": opts.get("spark_master"),
-        "broker": opts.get("broker") or "tansu",
+        "broker": opts.get("broker") or DEFAULT_BROKER,
         "namespace": opts.get("namespace"),
         "sample_interval": execution.execution.sampleInterval,
         "spark_mode": opts.get("spark_mode"),

@@ -47,7 +47,7 @@ from bench import metrics
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, Manifest, sensor_keys, split_keys
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime import procs
-from bench.runtime.broker import BrokerHandle, start_broker
+from bench.runtime.broker import DEFAULT_KIND, BrokerHandle, start_broker
 from bench.runtime.lag import LagSampler, create_topics, delete_topics
 from bench.runtime.spark_cluster import SparkCluster
 
@@ -142,7 +142,7 @@ class EmbeddedPlatform:
     async def open(self) -> None:
         procs.install_sigterm_handler()
         if self.bootstrap_servers is None:
-            self.broker = await start_broker(str(self.options.get("broker") or "tansu"))
+            self.broker = await start_broker(str(self.options.get("broker") or DEFAULT_KIND))
             self.bootstrap_servers = self.broker.bootstrap_servers
             log.info("embedded broker %s at %s", self.broker.kind, self.bootstrap_servers)
         port = self.options.get("metrics_port")
