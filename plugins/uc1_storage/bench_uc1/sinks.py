@@ -72,6 +72,9 @@ def make_sink(kind: str, path: str, log_max_mb: float = 256) -> BatchSink:
 
     def store(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
+        from bench.runtime.kafka_source import freeze_worker_heap
+
+        freeze_worker_heap()  # skip pyspark's per-task full gc over every imported module
 
         n = write_sqlite(batches, path) if kind == "sqlite" else write_log(batches, path, max_bytes)
         yield pa.RecordBatch.from_arrays([pa.array([n], pa.int64())], names=["n"])
