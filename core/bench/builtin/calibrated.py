@@ -18,47 +18,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.api import Registrar, UseCase
+from bench.api import Registrar, UseCase, standard_benchmark
 from bench.hookspecs import hookimpl
 
 PARTITIONS = 12
 
 
 def default_benchmark() -> dict[str, Any]:
-    return {
-        "name": "calibrated",
-        "useCase": "calibrated",
-        "sut": {
-            "resources": [
-                {
-                    "kind": "BenchSut",
-                    "metadata": {"name": "sut"},
-                    "spec": {"replicas": 1, "params": {"capacity": 1000}},
-                }
-            ]
-        },
-        "loadGenerator": {
-            "resources": [
-                {
-                    "kind": "BenchGenerator",
-                    "metadata": {"name": "generator"},
-                    "spec": {
-                        "replicas": 1,
-                        "sensors": 100,
-                        "periodMs": 1000,
-                        "maxPerInstance": 150000,
-                        "params": {"partitioner": "round-robin"},
-                    },
-                }
-            ]
-        },
-        "loadTypes": [
-            {"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]}
-        ],
-        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
-        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
-        "kafkaConfig": {"topics": [{"name": "input", "numPartitions": PARTITIONS}]},
-    }
+    return standard_benchmark(
+        "calibrated",
+        {"input": PARTITIONS},
+        sut_params={"capacity": 1000},
+        generator={"params": {"partitioner": "round-robin"}},
+    )
 
 
 CALIBRATED = UseCase(
