@@ -83,6 +83,7 @@ def test_spark_driver_runs_uc1_into_sqlite_and_stops_on_sigterm(kafka_bootstrap:
         if proc.poll() is None:
             proc.kill()
     assert events[0]["event"] == "started"
+    assert events[0]["warmupSeconds"] > 0  # warmed up before "started"; the count below: it stored nothing
     progress = [e for e in events if e["event"] == "progress"]
     assert {"batchId", "inputRowsPerSecond", "processedRowsPerSecond", "batchDurationMs", "droppedByWatermark",
             "timestamp"} <= set(progress[-1])
