@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
 MALFORMED_PREFIX = "bench_malformed_"
+START_ATTEMPTS = 3
 MEASUREMENT_SCHEMA = "identifier string, timestamp long, valueInW double"
 _observe_ids = itertools.count()
 
@@ -364,9 +365,21 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _em
                                  params, instances, connector)
             except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs time later
                 sys.stderr.write(f"warm-up failed (continuing): {exc}\n")
-        query = start_query(plan, ctx, bootstrap, str(spec["checkpoint_dir"]), float(trigger), connector)
-        progress_listener(spark).watch(str(query.id), on_progress)
-        wait_ready(query, stop)
+        for attempt in range(1, START_ATTEMPTS + 1):
+            query = start_query(plan, ctx, bootstrap, str(spec["checkpoint_dir"]), float(trigger), connector)
+            progress_listener(spark).watch(str(query.id), on_progress)
+            try:
+                wait_ready(query, stop)
+                break
+            except RuntimeError as exc:
+                # Spark waits a fixed 10 s for a fresh Python process (the source runner)
+                # to connect back; on a loaded machine its imports take longer.
+                if attempt == START_ATTEMPTS or "connect back" not in str(exc):
+                    raise
+                progress_listener(spark).unwatch(str(query.id))
+                query.stop()
+                sys.stderr.write(f"query start failed (attempt {attempt}), retrying: {exc}\n")
+        assert query is not None
         emit({"event": "started", "id": str(query.id), "warmupSeconds": round(warm_s, 3)})
         while not stop.is_set():
             if query.exception() is not None or not query.isActive:
