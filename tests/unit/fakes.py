@@ -9,35 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bench.api import GeneratorReport, UseCase
+from bench.api import GeneratorReport, UseCase, standard_benchmark
 from bench.platforms.base import ExperimentSpec, Sample
 
 CAPACITY = 1000.0
 
 
 def fake_benchmark() -> dict[str, Any]:
-    return {
-        "name": "fake",
-        "useCase": "fake",
-        "sut": {
-            "resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}]
-        },
-        "loadGenerator": {
-            "resources": [
-                {
-                    "kind": "BenchGenerator",
-                    "metadata": {"name": "generator"},
-                    "spec": {"replicas": 1, "sensors": 10, "periodMs": 1000, "maxPerInstance": 150000, "params": {}},
-                }
-            ]
-        },
-        "loadTypes": [
-            {"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]}
-        ],
-        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
-        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
-        "kafkaConfig": {"topics": [{"name": "input", "numPartitions": 4}]},
-    }
+    return standard_benchmark("fake", {"input": 4}, generator={"sensors": 10})
 
 
 FAKE_USE_CASE = UseCase(name="fake", description="fake for tests", default_benchmark=fake_benchmark, sut_process="fake")

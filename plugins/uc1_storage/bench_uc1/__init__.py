@@ -17,7 +17,7 @@ import os
 import tempfile
 from typing import Any
 
-from bench.api import Registrar, StreamingPlan, TopologyContext, UseCase
+from bench.api import Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
 from bench.hookspecs import hookimpl
 
 from bench_uc1.sinks import make_sink
@@ -50,40 +50,7 @@ def topology(ctx: TopologyContext) -> StreamingPlan:
 
 
 def default_benchmark() -> dict[str, Any]:
-    return {
-        "name": "uc1",
-        "useCase": "uc1",
-        "sut": {
-            "resources": [
-                {"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}
-            ]
-        },
-        "loadGenerator": {
-            "resources": [
-                {
-                    "kind": "BenchGenerator",
-                    "metadata": {"name": "generator"},
-                    "spec": {
-                        "replicas": 1,
-                        "sensors": 100,
-                        "periodMs": 1000,
-                        "maxPerInstance": 150000,
-                        "params": {},
-                    },
-                }
-            ]
-        },
-        "loadTypes": [
-            {"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]}
-        ],
-        "resourceTypes": [
-            {"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}
-        ],
-        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
-        "kafkaConfig": {
-            "topics": [{"name": "input", "numPartitions": 4}, {"name": "output", "numPartitions": 4}]
-        },
-    }
+    return standard_benchmark("uc1", {"input": 4, "output": 4})
 
 
 UC1 = UseCase(
