@@ -18,10 +18,14 @@ import uuid
 from pathlib import Path
 
 import pytest
+from bench.runtime.broker import DEFAULT_KIND
 
 pytestmark = pytest.mark.e2e
 
 MARK = "BENCH_ORPHAN_TEST"
+#: what the default embedded broker's command line contains (tansu: "tansu broker ...",
+#: noida-db: "noida-db start --only kafka ...")
+BROKER = {"tansu": "tansu", "noida": "noida-db"}[DEFAULT_KIND]
 
 
 def marked(token: str) -> dict[int, str]:
@@ -60,8 +64,8 @@ def bench_cli() -> str:
 @pytest.mark.parametrize(
     ("plugin", "needles"),
     [
-        ("calibrated", ["broker", "calibrated_sut", "generator_main"]),
-        ("uc1", ["broker", "spark_driver", "java"]),
+        ("calibrated", [BROKER, "calibrated_sut", "generator_main"]),
+        ("uc1", [BROKER, "spark_driver", "java"]),
     ],
 )
 def test_ctrl_c_mid_experiment_leaves_no_process(plugin: str, needles: list[str], tmp_path: Path) -> None:
