@@ -21,26 +21,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bench.api import StreamingPlan, TopologyContext
+from bench.statistics import statistics_columns
 
 from bench_uc2.params import Uc2Params
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
-
-def statistics_columns(value: str = "valueInW") -> list[Column]:
-    """The downsampling statistics, named as in the output JSON."""
-    from pyspark.sql import functions as F
-
-    v = F.col(value)
-    return [
-        F.count(v).alias("count"),
-        F.sum(v).alias("sum"),
-        F.min(v).alias("min"),
-        F.max(v).alias("max"),
-        F.avg(v).alias("mean"),
-        F.var_pop(v).alias("populationVariance"),
-    ]
 
 
 STAT_FIELDS = ("count", "sum", "min", "max", "mean", "populationVariance")

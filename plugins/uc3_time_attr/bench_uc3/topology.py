@@ -38,13 +38,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from bench.api import StreamingPlan, TopologyContext
+from bench.statistics import statistics_columns
 
 from bench_uc3.params import Uc3Params
 from bench_uc3.time_attr import time_attribute_column
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 STAT_FIELDS = ("count", "sum", "min", "max", "mean", "populationVariance")
 KEY_FIELDS = ("identifier", "attributeValue", "windowStart", "windowEnd")
@@ -65,19 +66,6 @@ def with_attribute(measurements: DataFrame, params: Uc3Params) -> DataFrame:
         "attributeValue", time_attribute_column(F.col("timestamp"), params.time_attribute, params.time_zone)
     )
 
-
-def statistics_columns(value: str = "valueInW") -> list[Column]:
-    from pyspark.sql import functions as F
-
-    v = F.col(value)
-    return [
-        F.count(v).alias("count"),
-        F.sum(v).alias("sum"),
-        F.min(v).alias("min"),
-        F.max(v).alias("max"),
-        F.avg(v).alias("mean"),
-        F.var_pop(v).alias("populationVariance"),
-    ]
 
 
 def sliding(keyed: DataFrame, params: Uc3Params) -> DataFrame:
