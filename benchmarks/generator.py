@@ -1,7 +1,9 @@
 """Generator throughput: one ``active-power`` generator process vs a raw aiokafka producer.
 
-Same broker (one embedded tansu), same topic, same producer settings (acks=1,
-linger 5 ms, 256 KiB batches), both as one separate process each, interleaved:
+Same broker (the embedded default), a fresh topic per measurement, deleted after it
+(noida-db keeps what it holds in memory, and a broker growing to many GB slowed later
+runs), same producer settings (acks=1, linger 5 ms, 256 KiB batches), both as one
+separate process each, interleaved:
 
 1. max: the generator asked for far more than it can do (it reports the rate the
    broker acknowledged) vs a raw aiokafka batch-API producer sending pre-encoded
@@ -139,18 +141,24 @@ def main() -> int:
     seconds = args.seconds or (3.0 if args.quick else 10.0)
 
     from bench.runtime.broker import running_broker
-    from bench.runtime.lag import create_topics
+    from bench.runtime.lag import create_topics, delete_topics
 
     banner(f"generator vs raw aiokafka producer, {PARTITIONS} partitions, {KEYS} keys, {seconds:g} s x {args.runs}")
     with running_broker() as broker, tempfile.TemporaryDirectory() as tmp:
         bootstrap = broker.bootstrap_servers
         n = 0
+        used: list[str] = []
 
         def topic() -> str:
+            """A fresh topic; the previous measurement's is deleted first."""
             nonlocal n
             n += 1
+            if used:
+                asyncio.run(delete_topics(bootstrap, used))
+                used.clear()
             name = f"gen-bench-{os.getpid()}-{n}"
             asyncio.run(create_topics(bootstrap, [(name, PARTITIONS)]))
+            used.append(name)
             return name
 
         raw: list[float] = []

@@ -27,7 +27,7 @@ from typing import Any
 from bench.api import GeneratorReport, GeneratorSpec
 from bench.runtime.generator import CONTROL, RunControl
 
-STOP_GRACE_S = 10.0
+STOP_GRACE_S = 20.0
 
 
 def emit(event: str, **fields: Any) -> None:
