@@ -152,3 +152,14 @@ def test_deleted_records_fail_loudly_or_are_skipped(any_broker: str, retention_w
     with pytest.raises(DataLossError):
         _read(any_broker, topic, p, 0, end)
     assert _read(any_broker, topic, p, 0, end, fail_on_data_loss=False) == list(range(low, end))
+
+
+def test_read_range_builds_only_the_requested_columns(any_broker: str) -> None:
+    topic = f"cols-{uuid.uuid4().hex[:8]}"
+    create_topics(any_broker, {topic: 1})
+    records = [_record(i) for i in range(50)]
+    produce(any_broker, topic, records)
+    batches = list(read_range(KafkaRange(any_broker, topic, 0, 10, 50, ("value", "offset"))))
+    assert [b.schema.names for b in batches] == [["value", "offset"]] * len(batches)
+    assert [o for b in batches for o in b.column(1).to_pylist()] == list(range(10, 50))
+    assert [v for b in batches for v in b.column(0).to_pylist()] == [v for _, v, _ in records[10:]]

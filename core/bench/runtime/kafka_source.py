@@ -138,21 +138,63 @@ class EndOffsetProbe:
 
 
 class KafkaRange(InputPartition):
-    """One Kafka partition's offset range [start, end): one Spark task."""
+    """One Kafka partition's offset range [start, end): one Spark task.
+
+    ``columns``: the output columns, a subset of :data:`SCHEMA` in its order.
+    """
 
     bootstrap: str
     topic: str
     partition: int
     start: int
     end: int
+    columns: tuple[str, ...]
 
-    def __init__(self, bootstrap: str, topic: str, partition: int, start: int, end: int) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        columns: tuple[str, ...] = tuple(SCHEMA.fieldNames()),
+    ) -> None:
         super().__init__((topic, partition, start, end))
         self.bootstrap = bootstrap
         self.topic = topic
         self.partition = partition
         self.start = start
         self.end = end
+        self.columns = columns
+
+
+def output_columns(schema: StructType | None) -> tuple[str, ...]:
+    """The columns a reader produces for a user-specified ``schema`` (column pruning).
+
+    Why: a Python data source gets no column pruning from Spark, and every column it
+    yields is converted twice (Python -> Arrow -> JVM rows). Parsing measurements needs
+    only ``value``, so ``read_topic(columns=...)`` asks for just that with
+    ``.schema(...)``. Each requested field must be one of :data:`SCHEMA`'s, same type.
+    """
+    if schema is None:
+        return tuple(SCHEMA.fieldNames())
+    known = {f.name: f for f in SCHEMA.fields}
+    for f in schema.fields:
+        if f.name not in known:
+            raise ValueError(f"bench-kafka has no column {f.name!r}; columns: {', '.join(known)}")
+        if f.dataType != known[f.name].dataType:
+            raise ValueError(
+                f"bench-kafka column {f.name!r} is {known[f.name].dataType.simpleString()}, "
+                f"not {f.dataType.simpleString()}"
+            )
+    wanted = set(schema.fieldNames())
+    if len(wanted) != len(schema.fields):
+        raise ValueError(f"bench-kafka schema names a column twice: {schema.simpleString()}")
+    return tuple(name for name in SCHEMA.fieldNames() if name in wanted)
+
+
+def schema_of(columns: tuple[str, ...]) -> StructType:
+    return StructType([f for f in SCHEMA.fields if f.name in columns])
 
 
 def make_offset(topic: str, offsets: Mapping[int, int]) -> dict[str, Any]:
@@ -164,7 +206,8 @@ def parse_offset(offset: Mapping[str, Any]) -> tuple[str, dict[int, int]]:
 
 
 class KafkaStreamReader(DataSourceStreamReader):
-    def __init__(self, options: Mapping[str, str]) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType | None = None) -> None:
+        self.columns = output_columns(schema)
         self.bootstrap = options["bootstrap"]
         self.topic = options["topic"]
         raw_max = options.get("max_records_per_trigger") or ""
@@ -211,7 +254,7 @@ class KafkaStreamReader(DataSourceStreamReader):
         _, begin = parse_offset(start)
         _, stop = parse_offset(end)
         return [
-            KafkaRange(self.bootstrap, self.topic, p, begin.get(p, 0), stop[p])
+            KafkaRange(self.bootstrap, self.topic, p, begin.get(p, 0), stop[p], self.columns)
             for p in sorted(stop)
             if stop[p] > begin.get(p, 0)
         ]
@@ -427,17 +470,15 @@ def _batch(
     stamps: list[int],
 ) -> Any:
     n = len(offsets)
-    return pa.RecordBatch.from_arrays(
-        [
-            _strings(pa, keys),
-            _strings(pa, values),
-            pa.array([rng.topic] * n, pa.string()),
-            pa.array([rng.partition] * n, pa.int32()),
-            pa.array(offsets, pa.int64()),
-            pa.array([s * 1000 for s in stamps], pa.timestamp("us", tz="UTC")),
-        ],
-        names=[f.name for f in SCHEMA.fields],
-    )
+    build = {
+        "key": lambda: _strings(pa, keys),
+        "value": lambda: _strings(pa, values),
+        "topic": lambda: pa.array([rng.topic] * n, pa.string()),
+        "partition": lambda: pa.array([rng.partition] * n, pa.int32()),
+        "offset": lambda: pa.array(offsets, pa.int64()),
+        "timestamp": lambda: pa.array([s * 1000 for s in stamps], pa.timestamp("us", tz="UTC")),
+    }
+    return pa.RecordBatch.from_arrays([build[name]() for name in rng.columns], names=list(rng.columns))
 
 
 class KafkaDataSource(DataSource):
@@ -457,7 +498,7 @@ class KafkaDataSource(DataSource):
         return SCHEMA
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return KafkaStreamReader(self.options)
+        return KafkaStreamReader(self.options, schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
         from bench.runtime.kafka_sink import KafkaStreamWriter
