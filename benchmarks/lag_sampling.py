@@ -5,9 +5,11 @@ filling (``--rate`` records/s) and a consumer group with committed offsets on ev
 partition. The sampler runs alone in a child process (so only its own CPU is
 counted) and samples every ``interval`` s for ``--seconds``; its CPU time over that
 window, as a share of one core, is the figure (target < 1 %). Intervals alternate
-within each run.
+within each run. Both ways of reading end offsets are measured: ``listoffsets`` (what
+the sampler uses on Kafka and on the default embedded broker, noida-db) and ``fetch``
+(what it must use on tansu); the target lines are for the default broker's method.
 
-    .venv/bin/python benchmarks/lag_sampling.py [--quick] [--runs 5] [--seconds 30]
+    .venv/bin/python benchmarks/lag_sampling.py [--quick] [--runs 5] [--seconds 30] [--methods listoffsets,fetch]
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ PARTITIONS = 100
 GROUP = "lag-bench-group"
 
 
-async def sampler_child(bootstrap: str, topic: str, interval: float, seconds: float) -> dict[str, float]:
+async def sampler_child(bootstrap: str, topic: str, interval: float, seconds: float,
+                        method: str) -> dict[str, float]:
     from bench.runtime.lag import LagSampler
 
-    async with LagSampler(bootstrap, GROUP, [topic]) as sampler:
+    async with LagSampler(bootstrap, GROUP, [topic], end_offsets=method) as sampler:
         await sampler.sample()  # connections, metadata: start-up, not steady-state cost
         cpu0, t0 = time.process_time(), time.monotonic()
         latencies: list[float] = []
@@ -95,15 +98,16 @@ def start_generator(bootstrap: str, topic: str, rate: float, tmp: str) -> subpro
     return proc
 
 
-def run_sampler(bootstrap: str, topic: str, interval: float, seconds: float) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--sampler-child", bootstrap, topic, str(interval), str(seconds)],
-                         check=True, capture_output=True, text=True)
+def run_sampler(bootstrap: str, topic: str, interval: float, seconds: float, method: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--sampler-child", bootstrap, topic, str(interval), str(seconds),
+                          method], check=True, capture_output=True, text=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--sampler-child":
-        result = asyncio.run(sampler_child(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])))
+        result = asyncio.run(sampler_child(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]),
+                                           sys.argv[6]))
         print(json.dumps(result))
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -111,10 +115,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=None, help="per measurement (default 30; quick 10)")
     parser.add_argument("--rate", type=float, default=5000.0, help="records/s written meanwhile")
+    parser.add_argument("--methods", default="listoffsets,fetch", help="end-offset methods to measure")
     args = parser.parse_args()
     seconds = args.seconds or (10.0 if args.quick else 30.0)
 
-    from bench.runtime.broker import running_broker
+    from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, running_broker
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    default_method = END_OFFSETS_BY_KIND[DEFAULT_KIND]
 
     banner(f"lag sampler CPU, {PARTITIONS} partitions, {args.rate:g} records/s written, {seconds:g} s x {args.runs}")
     with running_broker() as broker, tempfile.TemporaryDirectory() as tmp:
@@ -122,30 +130,35 @@ def main() -> int:
         topic = f"lag-bench-{os.getpid()}"
         asyncio.run(setup(bootstrap, topic))
         gen = start_generator(bootstrap, topic, args.rate, tmp)
-        cpu: dict[float, list[float]] = {1.0: [], 5.0: []}
-        latency: dict[float, list[float]] = {1.0: [], 5.0: []}
-        per_sample: list[float] = []
+        cpu: dict[tuple[str, float], list[float]] = {}
+        latency: dict[tuple[str, float], list[float]] = {}
+        per_sample: dict[str, list[float]] = {}
         try:
             for i in range(args.runs):
-                for interval in ((1.0, 5.0) if i % 2 == 0 else (5.0, 1.0)):
-                    r = run_sampler(bootstrap, topic, interval, seconds)
-                    cpu[interval].append(r["cpu"] * 100.0)
-                    latency[interval].append(r["latency_ms"])
-                    per_sample.append(r["cpu_ms_per_sample"])
-                    print(f"run {i + 1} every {interval:g} s: {r['cpu'] * 100:.2f} % of a core, "
+                combos = [(m, iv) for m in methods for iv in (1.0, 5.0)]
+                for method, interval in (combos if i % 2 == 0 else combos[::-1]):
+                    r = run_sampler(bootstrap, topic, interval, seconds, method)
+                    cpu.setdefault((method, interval), []).append(r["cpu"] * 100.0)
+                    latency.setdefault((method, interval), []).append(r["latency_ms"])
+                    per_sample.setdefault(method, []).append(r["cpu_ms_per_sample"])
+                    print(f"run {i + 1} {method} every {interval:g} s: {r['cpu'] * 100:.2f} % of a core, "
                           f"{r['samples']:.0f} samples, {r['cpu_ms_per_sample']:.1f} ms CPU and median "
                           f"{r['latency_ms']:.0f} ms wall per sample, "
                           f"{r['partitions']:.0f} partitions, lag {r['lag']:,.0f}", flush=True)
         finally:
             gen.send_signal(signal.SIGTERM)
             gen.wait(30)
-        for interval in (1.0, 5.0):
-            print(f"every {interval:g} s: CPU % of a core {spread(cpu[interval])}; "
-                  f"ms per sample {spread(latency[interval])}")
-        print(f"CPU per sample: {spread(per_sample)} ms; hence at most {median(per_sample) / 10:.2f} % of a core "
-              f"at 1 s and {median(per_sample) / 50:.2f} % at 5 s if every sample ran on time")
-        print(f"CPU share of one core, sampling every 5 s (median, target < 1 %): {median(cpu[5.0]):.2f} %")
-        print(f"CPU share of one core, sampling every 1 s (median, target < 1 %): {median(cpu[1.0]):.2f} %")
+        for method in methods:
+            for interval in (1.0, 5.0):
+                print(f"{method} every {interval:g} s: CPU % of a core {spread(cpu[(method, interval)])}; "
+                      f"ms per sample {spread(latency[(method, interval)])}")
+            ms = median(per_sample[method])
+            print(f"{method} CPU per sample: {spread(per_sample[method])} ms; hence at most {ms / 10:.2f} % of a "
+                  f"core at 1 s and {ms / 50:.2f} % at 5 s if every sample ran on time")
+        if default_method in methods:
+            for interval in (5.0, 1.0):
+                print(f"CPU share of one core, {default_method} (default on {DEFAULT_KIND}) every {interval:g} s "
+                      f"(median, target < 1 %): {median(cpu[(default_method, interval)]):.2f} %")
     return 0
 
 

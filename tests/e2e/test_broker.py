@@ -8,7 +8,14 @@ from collections.abc import Iterator
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from bench.runtime.broker import BROKER_KINDS, BrokerError, BrokerHandle, running_broker, start_broker
+from bench.runtime.broker import (
+    BROKER_KINDS,
+    END_OFFSETS_BY_KIND,
+    BrokerError,
+    BrokerHandle,
+    running_broker,
+    start_broker,
+)
 from bench.runtime.generator import partition_of
 from bench.runtime.lag import LagSampler, create_topics, delete_topics
 
@@ -21,9 +28,13 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerHandle]:
         yield handle
 
 
-async def test_every_call_the_runtime_makes(broker: BrokerHandle) -> None:
+@pytest.mark.parametrize("method", ["by-kind", "fetch"])
+async def test_every_call_the_runtime_makes(broker: BrokerHandle, method: str) -> None:
+    """Lag is exact with the end-offset method chosen for the broker kind, and with
+    fetch (which works on every kind)."""
+    end_offsets = END_OFFSETS_BY_KIND[broker.kind] if method == "by-kind" else method
     bs = broker.bootstrap_servers
-    topic = f"compat-{os.getpid()}"
+    topic = f"compat-{os.getpid()}-{method}"
     await create_topics(bs, [(topic, 4)])
     producer = AIOKafkaProducer(bootstrap_servers=bs, linger_ms=5)
     await producer.start()
@@ -41,14 +52,14 @@ async def test_every_call_the_runtime_makes(broker: BrokerHandle) -> None:
         await producer.stop()
     total = sum(per_partition)
 
-    async with LagSampler(bs, "compat-group", [topic]) as sampler:
+    async with LagSampler(bs, f"compat-group-{method}", [topic], end_offsets=end_offsets) as sampler:
         assert await sampler.sample() == total  # nothing committed: everything is lag
         assert [sampler.last_end[TopicPartition(topic, p)] for p in range(4)] == per_partition
 
         consumer = AIOKafkaConsumer(
             topic,
             bootstrap_servers=bs,
-            group_id="compat-group",
+            group_id=f"compat-group-{method}",
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             session_timeout_ms=6000,
@@ -71,7 +82,7 @@ async def test_every_call_the_runtime_makes(broker: BrokerHandle) -> None:
         await admin.start()
         try:
             tps = [TopicPartition(topic, p) for p in range(4)]
-            committed = await admin.list_consumer_group_offsets("compat-group", partitions=tps)
+            committed = await admin.list_consumer_group_offsets(f"compat-group-{method}", partitions=tps)
             assert [committed[tp].offset for tp in tps] == per_partition
         finally:
             await admin.close()

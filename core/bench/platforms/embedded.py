@@ -47,7 +47,7 @@ from bench import metrics
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, Manifest, sensor_keys, split_keys
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime import procs
-from bench.runtime.broker import DEFAULT_KIND, BrokerHandle, start_broker
+from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, BrokerHandle, start_broker
 from bench.runtime.lag import LagSampler, create_topics, delete_topics
 from bench.runtime.spark_cluster import SparkCluster
 
@@ -379,7 +379,10 @@ class EmbeddedPlatform:
         if run.sampler is None:
             consumed = [t.name for t in spec.topics if t.logical not in OUTPUT_TOPICS]
             input_names = {t.name for t in spec.topics if t.logical == "input"}
-            run.sampler = LagSampler(self.servers, spec.group_id, consumed, always=input_names or None)
+            method = END_OFFSETS_BY_KIND.get(self.broker.kind, "listoffsets") if self.broker else "listoffsets"
+            run.sampler = LagSampler(
+                self.servers, spec.group_id, consumed, always=input_names or None, end_offsets=method
+            )
             await run.sampler.start()
         lag = await run.sampler.sample()
         now = time.time()

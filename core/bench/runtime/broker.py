@@ -80,6 +80,9 @@ def _noida(port: int, data_dir: str) -> list[str]:
 
 #: kind -> command builder(port, data_dir). Add entries to support other brokers.
 BROKER_KINDS: dict[str, Callable[[int, str], list[str]]] = {"tansu": _tansu, "noida": _noida}
+#: how the lag sampler must read end offsets from each kind (see bench.runtime.lag):
+#: tansu's ListOffsets(latest) is one producer batch short, noida's is exact.
+END_OFFSETS_BY_KIND: dict[str, str] = {"tansu": "fetch", "noida": "listoffsets"}
 
 
 def free_port() -> int:

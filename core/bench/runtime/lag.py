@@ -1,11 +1,14 @@
 """Consumer lag of the SUT's group, and the topic housekeeping around it.
 
 Lag = sum over the input partitions of (end offset - committed offset), each term
-clamped at 0. End offsets come from the high watermark of a Fetch response, not from
-ListOffsets: tansu answers ListOffsets(latest) with the start of the last batch + 1,
-which makes lag low by up to one producer batch per partition and negative after
-catch-up (ENVIRONMENT.md). The fetch is positioned at that almost-end offset, so it
-returns at most a batch per partition and costs little.
+clamped at 0. End offsets come from one ListOffsets(latest) request per broker
+(``end_offsets="listoffsets"``, the default: exact on Kafka and noida-db), or, for
+tansu, from the high watermark of a Fetch response (``end_offsets="fetch"``): tansu
+answers ListOffsets(latest) with the start of the last batch + 1, which makes lag low
+by up to one producer batch per partition and negative after catch-up
+(ENVIRONMENT.md). That fetch is positioned at the almost-end offset, so it returns at
+most a batch per partition, but decoding it costs about twice the CPU of ListOffsets
+(benchmarks/lag_sampling.py).
 
 Committed offsets come from the admin API with explicit ``partitions=`` (aiokafka
 without it drops the connection on tansu).
@@ -23,6 +26,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 FETCH_WAIT_S = 5.0
+END_OFFSET_METHODS = ("listoffsets", "fetch")
 
 
 class LagSampler:
@@ -32,12 +36,19 @@ class LagSampler:
         group_id: str,
         topics: Sequence[str],
         always: Iterable[str] | None = None,
+        end_offsets: str = "listoffsets",
     ) -> None:
         """``always``: topics whose partitions count even before the group committed
         anything (the input: lag = everything produced). Partitions of the other
         topics count only once the group commits for them, so that a side topic
         the SUT reads without committing (a registry, a feedback loop) does not add
-        a lag that only grows. ``None``: every topic always counts."""
+        a lag that only grows. ``None``: every topic always counts.
+
+        ``end_offsets``: ``listoffsets`` or ``fetch`` (brokers whose ListOffsets(latest)
+        is not the end offset: tansu)."""
+        if end_offsets not in END_OFFSET_METHODS:
+            raise ValueError(f"end_offsets={end_offsets!r}; allowed: {', '.join(END_OFFSET_METHODS)}")
+        self.end_offset_method = end_offsets
         self.bootstrap_servers = bootstrap_servers
         self.group_id = group_id
         self.topics = list(topics)
@@ -82,17 +93,20 @@ class LagSampler:
             found.extend(TopicPartition(topic, p) for p in sorted(parts))
         if found != self._partitions:
             self._partitions = found
-            self._consumer.assign(found)
-            self._consumer.pause(*found)
+            if self.end_offset_method == "fetch":
+                self._consumer.assign(found)
+                self._consumer.pause(*found)
         self._complete = not missing
 
     async def end_offsets(self) -> dict[TopicPartition, int]:
-        """High watermarks, read from one fresh fetch per partition."""
+        """End offsets by ListOffsets(latest), or high watermarks of one fresh fetch."""
         consumer = self._consumer
         assert consumer is not None
         tps = list(self._partitions)
         if not tps:
             return {}
+        if self.end_offset_method == "listoffsets":
+            return {tp: int(off) for tp, off in (await consumer.end_offsets(tps)).items()}
         started_ms = int(time.time() * 1000)
         await consumer.seek_to_end(*tps)
         consumer.resume(*tps)
