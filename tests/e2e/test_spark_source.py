@@ -163,3 +163,15 @@ def test_read_range_builds_only_the_requested_columns(any_broker: str) -> None:
     assert [b.schema.names for b in batches] == [["value", "offset"]] * len(batches)
     assert [o for b in batches for o in b.column(1).to_pylist()] == list(range(10, 50))
     assert [v for b in batches for v in b.column(0).to_pylist()] == [v for _, v, _ in records[10:]]
+
+
+def test_long_range_comes_in_several_arrow_batches_without_gaps(any_broker: str) -> None:
+    from bench.runtime import kafka_source
+
+    topic = f"long-{uuid.uuid4().hex[:8]}"
+    create_topics(any_broker, {topic: 1})
+    total = 2 * kafka_source._ARROW_ROWS + 500
+    produce(any_broker, topic, [_record(i) for i in range(total)])
+    batches = list(read_range(KafkaRange(any_broker, topic, 0, 3, total - 2, ("offset",))))
+    assert len(batches) >= 3
+    assert [o for b in batches for o in b.column(0).to_pylist()] == list(range(3, total - 2))

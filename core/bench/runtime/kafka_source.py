@@ -43,9 +43,9 @@ SCHEMA = StructType(
     ]
 )
 
-_ARROW_ROWS = 65536
-_CONSUME_MAX = 10000
-_FETCH_MAX_BYTES = 8 * 1024 * 1024
+_ARROW_ROWS = 8192
+_CONSUME_MAX = 8192
+_FETCH_MAX_BYTES = 1024 * 1024
 _READ_STALL_S = 60.0
 
 
@@ -168,6 +168,36 @@ class KafkaRange(InputPartition):
         self.columns = columns
 
 
+class KafkaRanges(InputPartition):
+    """Several partitions' ranges read one after another by one Spark task.
+
+    Why: every Spark task of a Python source costs a round trip through a Python
+    worker and an Arrow stream (~100 ms here); with more Kafka partitions than task
+    slots, one task per Kafka partition pays that many times per micro-batch for no
+    parallelism. ``tasks=N`` groups the ranges into N tasks of similar size.
+    """
+
+    ranges: list[KafkaRange]
+
+    def __init__(self, ranges: list[KafkaRange]) -> None:
+        super().__init__(tuple((r.partition, r.start, r.end) for r in ranges))
+        self.ranges = ranges
+
+
+def group_ranges(ranges: list[KafkaRange], tasks: int) -> list[KafkaRange | KafkaRanges]:
+    """At most ``tasks`` groups, balanced by record count (largest range first into the
+    lightest group); ``tasks <= 0`` or enough tasks: one task per range, as before."""
+    if tasks <= 0 or len(ranges) <= tasks:
+        return list(ranges)
+    groups: list[list[KafkaRange]] = [[] for _ in range(tasks)]
+    sizes = [0] * tasks
+    for rng in sorted(ranges, key=lambda r: (-(r.end - r.start), r.partition)):
+        i = sizes.index(min(sizes))
+        groups[i].append(rng)
+        sizes[i] += rng.end - rng.start
+    return [KafkaRanges(sorted(g, key=lambda r: r.partition)) for g in groups if g]
+
+
 def output_columns(schema: StructType | None) -> tuple[str, ...]:
     """The columns a reader produces for a user-specified ``schema`` (column pruning).
 
@@ -214,6 +244,11 @@ class KafkaStreamReader(DataSourceStreamReader):
         self.max_records = int(raw_max) if raw_max and raw_max.lower() != "none" else None
         self.starting = options.get("starting_offsets", "earliest")
         self.fail_on_data_loss = options.get("fail_on_data_loss", "true").lower() != "false"
+        raw_tasks = options.get("tasks") or "0"
+        try:
+            self.tasks = int(raw_tasks)
+        except ValueError:
+            raise ValueError(f"bench-kafka option tasks={raw_tasks!r}: expected a whole number") from None
         self._probe: EndOffsetProbe | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -253,13 +288,16 @@ class KafkaStreamReader(DataSourceStreamReader):
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         _, begin = parse_offset(start)
         _, stop = parse_offset(end)
-        return [
+        ranges = [
             KafkaRange(self.bootstrap, self.topic, p, begin.get(p, 0), stop[p], self.columns)
             for p in sorted(stop)
             if stop[p] > begin.get(p, 0)
         ]
+        return list(group_ranges(ranges, self.tasks))
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        if isinstance(partition, KafkaRanges):
+            return (batch for rng in partition.ranges for batch in read_range(rng, self.fail_on_data_loss))
         assert isinstance(partition, KafkaRange)
         return read_range(partition, self.fail_on_data_loss)
 
@@ -484,7 +522,8 @@ def _batch(
 class KafkaDataSource(DataSource):
     """``spark.readStream.format("bench-kafka")`` and ``writeStream.format("bench-kafka")``.
 
-    Read options: ``bootstrap``, ``topic``, ``max_records_per_trigger``,
+    Read options: ``bootstrap``, ``topic``, ``max_records_per_trigger``, ``tasks`` (Spark
+    tasks per micro-batch; 0 = one per Kafka partition; see :class:`KafkaRanges`),
     ``starting_offsets`` (earliest | latest), ``fail_on_data_loss`` (true | false: raise
     :class:`DataLossError` or skip when records of a range were deleted). Write options: see
     :mod:`bench.runtime.kafka_sink`.

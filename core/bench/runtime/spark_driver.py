@@ -48,11 +48,14 @@ def read_topic(
     connector: str = "python",
     max_records_per_trigger: int | None = None,
     columns: Sequence[str] | None = None,
+    tasks: int = 0,
 ) -> DataFrame:
     """The raw stream of one real topic: key, value, topic, partition, offset, timestamp.
 
     ``columns`` keeps only those (in that schema order); the Python source then never
     builds the others, which measurably shortens its micro-batches (docs/performance.md).
+    ``tasks``: Spark tasks per micro-batch for the Python source (0: one per Kafka
+    partition); the SUT uses its instance count, i.e. its task slots.
     """
     from bench.runtime.kafka_source import output_columns, schema_of
 
@@ -78,6 +81,8 @@ def read_topic(
     reader = spark.readStream.format("bench-kafka").option("bootstrap", bootstrap).option("topic", topic)
     if columns is not None:
         reader = reader.schema(schema_of(wanted))
+    if tasks > 0:
+        reader = reader.option("tasks", str(tasks))
     if max_records_per_trigger:
         reader = reader.option("max_records_per_trigger", str(max_records_per_trigger))
     return reader.load()
@@ -140,12 +145,14 @@ def build_context(
     def _read_topic(logical: str) -> DataFrame:
         real = topic_of(logical)
         committer.watch(real, bootstrap, group_id)
-        return read_topic(spark, bootstrap, real, connector, max_records_per_trigger)
+        return read_topic(spark, bootstrap, real, connector, max_records_per_trigger, tasks=instances)
 
     def _read_values(logical: str) -> DataFrame:
         real = topic_of(logical)
         committer.watch(real, bootstrap, group_id)
-        return read_topic(spark, bootstrap, real, connector, max_records_per_trigger, columns=("value",))
+        return read_topic(
+            spark, bootstrap, real, connector, max_records_per_trigger, columns=("value",), tasks=instances
+        )
 
     def _read_measurements(logical: str) -> DataFrame:
         name = f"{MALFORMED_PREFIX}{logical.replace('-', '_')}_{next(_observe_ids)}"
