@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -95,6 +96,8 @@ def start_generator(bootstrap: str, topic: str, rate: float, tmp: str) -> subpro
     for line in proc.stdout:
         if '"started"' in line or '"error"' in line:
             break
+    # keep reading its progress lines: a full pipe blocked the generator after ~6 min
+    threading.Thread(target=proc.stdout.read, daemon=True).start()
     return proc
 
 

@@ -170,7 +170,7 @@ def main() -> int:
     rows = args.rows or (50_000 if args.quick else 100_000)
 
     from bench.runtime.broker import running_broker
-    from bench.runtime.spark_session import build_session
+    from bench.runtime.spark_session import build_session, stop_session
 
     banner(f"UC1 on local[1]: bench-kafka source vs rate source, {rows:,} rows/batch, "
            f"{batches} batches x {rounds} round(s)")
@@ -204,7 +204,7 @@ def main() -> int:
                           f"batches", flush=True)
                 ratios.append(median(rows_per_s(got["kafka"])) / median(rows_per_s(got["rate"])))
         finally:
-            spark.stop()
+            stop_session(spark)
         for source in ("kafka", "rate"):
             events = results[source]
             print(f"{source:5} rows/s per batch: {spread(rows_per_s(events))}")

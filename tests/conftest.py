@@ -35,4 +35,6 @@ def spark() -> Iterator[Any]:
     try:
         yield session
     finally:
-        session.stop()
+        from bench.runtime.spark_session import stop_session
+
+        stop_session(session)

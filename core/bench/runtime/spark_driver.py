@@ -350,7 +350,7 @@ def lookup_use_case(name: str) -> UseCase:
 
 
 def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _emit) -> int:
-    from bench.runtime.spark_session import build_session, progress_listener
+    from bench.runtime.spark_session import build_session, progress_listener, stop_session
 
     use_case = lookup_use_case(str(spec["use_case"]))
     if use_case.topology is None:
@@ -421,7 +421,7 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _em
                 query.stop()
             except Exception:  # noqa: BLE001 - stopping on the way out; nothing to report to
                 pass
-        spark.stop()
+        stop_session(spark)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -111,3 +111,15 @@ def progress_listener(spark: SparkSession) -> ProgressListener:
         spark.streams.addListener(listener)
         _LISTENERS[key] = listener
     return listener
+
+
+def stop_session(spark: SparkSession) -> None:
+    """Stop the session and close the offset committer's Kafka clients.
+
+    Why: librdkafka clients left open keep reconnecting, and logging "Connection
+    refused", after the broker they talk to has stopped (seen at the end of test runs).
+    """
+    listener = _LISTENERS.pop(id(spark.sparkContext), None)
+    if listener is not None:
+        listener.committer.close()
+    spark.stop()
