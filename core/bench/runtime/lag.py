@@ -7,7 +7,7 @@ tansu, from the high watermark of a Fetch response (``end_offsets="fetch"``): ta
 answers ListOffsets(latest) with the start of the last batch + 1, which makes lag low
 by up to one producer batch per partition and negative after catch-up
 (ENVIRONMENT.md). That fetch is positioned at the almost-end offset, so it returns at
-most a batch per partition, but decoding it costs about twice the CPU of ListOffsets
+most a batch per partition, but decoding it costs 4-5x the CPU of ListOffsets
 (benchmarks/lag_sampling.py).
 
 Committed offsets come from the admin API with explicit ``partitions=`` (aiokafka

@@ -142,21 +142,14 @@ def build_context(
             raise KeyError(f"unknown logical topic {logical!r}; known: {sorted(topics)}")
         return topics[logical]
 
-    def _read_topic(logical: str) -> DataFrame:
+    def _read_topic(logical: str, columns: Sequence[str] | None = None) -> DataFrame:
         real = topic_of(logical)
         committer.watch(real, bootstrap, group_id)
-        return read_topic(spark, bootstrap, real, connector, max_records_per_trigger, tasks=instances)
-
-    def _read_values(logical: str) -> DataFrame:
-        real = topic_of(logical)
-        committer.watch(real, bootstrap, group_id)
-        return read_topic(
-            spark, bootstrap, real, connector, max_records_per_trigger, columns=("value",), tasks=instances
-        )
+        return read_topic(spark, bootstrap, real, connector, max_records_per_trigger, columns, tasks=instances)
 
     def _read_measurements(logical: str) -> DataFrame:
         name = f"{MALFORMED_PREFIX}{logical.replace('-', '_')}_{next(_observe_ids)}"
-        return parse_measurements(_read_values(logical), name)
+        return parse_measurements(_read_topic(logical, ("value",)), name)
 
     return TopologyContext(
         spark=spark,
