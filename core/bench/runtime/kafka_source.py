@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -221,6 +221,15 @@ def output_columns(schema: StructType | None) -> tuple[str, ...]:
     if len(wanted) != len(schema.fields):
         raise ValueError(f"bench-kafka schema names a column twice: {schema.simpleString()}")
     return tuple(name for name in SCHEMA.fieldNames() if name in wanted)
+
+
+def select_columns(names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` checked against :data:`SCHEMA` and put in its order."""
+    known = SCHEMA.fieldNames()
+    bad = [c for c in names if c not in known]
+    if bad:
+        raise ValueError(f"unknown topic column(s) {', '.join(map(repr, bad))}; columns: {', '.join(known)}")
+    return tuple(c for c in known if c in names)
 
 
 def schema_of(columns: tuple[str, ...]) -> StructType:
@@ -431,6 +440,8 @@ def read_range(rng: KafkaRange, fail_on_data_loss: bool = True) -> Iterator[Any]
         values: list[bytes | None] = []
         offsets: list[int] = []
         stamps: list[int] = []
+        # only what the output columns need: a call and an append per record each
+        want_key, want_value, want_stamp = ("key" in rng.columns, "value" in rng.columns, "timestamp" in rng.columns)
         pos = rng.start  # the next offset this range still needs
         stalled_since = time.monotonic()
         while pos < rng.end:
@@ -455,10 +466,13 @@ def read_range(rng: KafkaRange, fail_on_data_loss: bool = True) -> Iterator[Any]
                     pos = rng.end
                     break
                 pos = off + 1
-                keys.append(msg.key())
-                values.append(msg.value())
                 offsets.append(off)
-                stamps.append(msg.timestamp()[1])
+                if want_key:
+                    keys.append(msg.key())
+                if want_value:
+                    values.append(msg.value())
+                if want_stamp:
+                    stamps.append(msg.timestamp()[1])
             if pos != before:
                 stalled_since = time.monotonic()
             elif time.monotonic() - stalled_since > _READ_STALL_S:

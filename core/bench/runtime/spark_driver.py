@@ -57,9 +57,9 @@ def read_topic(
     ``tasks``: Spark tasks per micro-batch for the Python source (0: one per Kafka
     partition); the SUT uses its instance count, i.e. its task slots.
     """
-    from bench.runtime.kafka_source import output_columns, schema_of
+    from bench.runtime.kafka_source import SCHEMA, schema_of, select_columns
 
-    wanted = output_columns(None if columns is None else schema_of(tuple(_known(columns))))
+    wanted = tuple(SCHEMA.fieldNames()) if columns is None else select_columns(columns)
     if connector == "native":
         from pyspark.sql import functions as F
 
@@ -86,16 +86,6 @@ def read_topic(
     if max_records_per_trigger:
         reader = reader.option("max_records_per_trigger", str(max_records_per_trigger))
     return reader.load()
-
-
-def _known(columns: Sequence[str]) -> list[str]:
-    from bench.runtime.kafka_source import SCHEMA
-
-    names = SCHEMA.fieldNames()
-    bad = [c for c in columns if c not in names]
-    if bad:
-        raise ValueError(f"unknown topic column(s) {', '.join(map(repr, bad))}; columns: {', '.join(names)}")
-    return list(columns)
 
 
 def parse_measurements(raw: DataFrame, name: str) -> DataFrame:
