@@ -34,7 +34,8 @@ def _fill(filler: BatchFiller, records: list[tuple[int, bytes, bytes]]) -> list[
 
 
 def _records(count: int) -> list[tuple[int, bytes, bytes]]:
-    return [(1_764_000_000_000 + 3 * i, b"s_%d" % i, b'{"identifier":"s_%d","valueInW":%d.0}' % (i, i)) for i in range(count)]
+    value = b'{"identifier":"s_%d","valueInW":%d.0}'
+    return [(1_764_000_000_000 + 3 * i, b"s_%d" % i, value % (i, i)) for i in range(count)]
 
 
 def test_the_installed_aiokafka_supports_the_direct_path() -> None:
