@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from aiokafka import AIOKafkaConsumer
 from bench.api import GeneratorSpec
+from bench.runtime import generator
 from bench.runtime.broker import BROKER_KINDS, BrokerHandle, running_broker
 from bench.runtime.generator import partition_of, run_active_power
 from bench.runtime.lag import create_topics, delete_topics
@@ -17,7 +18,6 @@ from bench.runtime.lag import create_topics, delete_topics
 pytestmark = pytest.mark.e2e
 
 KEYS = 2_000
-PERIOD_MS = 100.0
 SECONDS = 2.0
 
 
@@ -27,14 +27,24 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerHandle]:
         yield handle
 
 
-async def test_every_scheduled_record_arrives_once_well_formed(broker: BrokerHandle) -> None:
+@pytest.mark.parametrize(
+    ("period_ms", "max_step"),
+    [(100.0, generator.MAX_STEP), (20.0, 300)],
+    ids=["on-schedule", "saturated"],
+)
+async def test_every_scheduled_record_arrives_once_well_formed(
+    broker: BrokerHandle, period_ms: float, max_step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Small batches (4 KiB, ~50 records) make the generator split each step into many
-    batches, so records at batch boundaries would show up missing or doubled."""
+    batches, so records at batch boundaries would show up missing or doubled. With
+    steps of 300 records at 100k records/s the generator is saturated: it holds
+    part-filled batches from one step to the next, and still sends each record once."""
+    monkeypatch.setattr(generator, "MAX_STEP", max_step)
     bs = broker.bootstrap_servers
-    topic = f"gen-out-{os.getpid()}"
+    topic = f"gen-out-{os.getpid()}-{max_step}"
     await create_topics(bs, [(topic, 3)])
     keys = [f"s_{i}" for i in range(KEYS)]
-    spec = GeneratorSpec(bootstrap_servers=bs, topic=topic, keys=keys, period_ms=PERIOD_MS, duration_s=SECONDS,
+    spec = GeneratorSpec(bootstrap_servers=bs, topic=topic, keys=keys, period_ms=period_ms, duration_s=SECONDS,
                          params={"seed": 7, "batchSize": 4096, "valueInW": 12.5})
     report = await run_active_power(spec)
 
@@ -65,9 +75,11 @@ async def test_every_scheduled_record_arrives_once_well_formed(broker: BrokerHan
         stamps[value["identifier"]].append(r.timestamp)
     for offsets in per_partition.values():
         assert offsets == list(range(len(offsets)))  # no gap, no duplicate
-    # every key once per period from its phase until the end: 20 or 21 times in 2 s
+    # every key once per period from its phase until the end: 20 or 21 times in 2 s at 100 ms
+    per_key = int(SECONDS * 1000 / period_ms)
     counts = Counter(len(v) for v in stamps.values())
-    assert len(stamps) == KEYS and set(counts) <= {20, 21}, counts
+    assert len(stamps) == KEYS and set(counts) <= {per_key, per_key + 1}, counts
+    period = int(period_ms)
     for ts in stamps.values():
         gaps = {b - a for a, b in zip(ts, ts[1:], strict=False)}
-        assert gaps <= {99, 100, 101}, gaps  # whole-ms timestamps of a 100 ms period
+        assert gaps <= {period - 1, period, period + 1}, gaps  # whole-ms timestamps

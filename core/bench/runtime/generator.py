@@ -30,7 +30,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys
-from bench.runtime.record_batches import NO_HEADERS, BatchFiller
+from bench.runtime.record_batches import NO_HEADERS, Append, BatchFiller
 
 #: most records one scheduling step produces; keeps the loop responsive when behind
 MAX_STEP = 20_000
@@ -230,6 +230,11 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
             pending.add(fut)
             fut.add_done_callback(lambda f: _done(f, count))
 
+        async def send(part: int, batch: Any, n: int) -> None:
+            filler.seal(batch, n)
+            _track(await producer.send_batch(batch, spec.topic, partition=part), n)
+
+        open_batches: dict[int, tuple[Any, Append, int]] = {}  # a saturated lane's part-filled batch
         finished = False
         while not finished:
             now = loop.time()
@@ -243,9 +248,8 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
                 spans = sub.spans(until_ms, lane_step)
                 if not spans:
                     continue
-                saturated = saturated or sum(end - first for _, first, end in spans) >= lane_step
-                batch, append = filler.open()
-                n = 0  # records in this batch
+                held = open_batches.pop(part, None)
+                batch, append, n = held if held is not None else (*filler.open(), 0)  # n: records in batch
                 for cycle, first, end in spans:
                     base = int(epoch0_ms + cycle * period_ms)
                     # zip over slices rather than indexing by position: ~40 % more records
@@ -255,18 +259,24 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
                     ):
                         ts = base + phase
                         if append(n, ts, key, template % ts, NO_HEADERS) is None:
-                            filler.seal(batch, n)
-                            fut = await producer.send_batch(batch, spec.topic, partition=part)
-                            _track(fut, n)
+                            await send(part, batch, n)
                             batch, append = filler.open()
                             n = 0
                             append(n, ts, key, template % ts, NO_HEADERS)
                         n += 1
-                if n:
-                    filler.seal(batch, n)
-                    fut = await producer.send_batch(batch, spec.topic, partition=part)
-                    _track(fut, n)
+                lane_saturated = sum(end - first for _, first, end in spans) >= lane_step
+                saturated = saturated or lane_saturated
+                if lane_saturated and not finished:
+                    # more is due right away: fill this batch up in the next step rather than
+                    # send a part-filled one (a step's 5,000 records made 1.5 batches)
+                    open_batches[part] = (batch, append, n)
+                else:
+                    await send(part, batch, n)
             finished = finished and (control.stop.is_set() or not saturated)
+            if open_batches and (finished or not saturated):  # nothing held over a sleep or the end
+                for part, (batch, _, n) in sorted(open_batches.items()):
+                    await send(part, batch, n)
+                open_batches.clear()
             now = loop.time()
             if control.progress is not None and now - last_progress >= PROGRESS_EVERY:
                 last_progress = now
