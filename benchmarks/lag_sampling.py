@@ -10,6 +10,7 @@ the sampler uses on Kafka and on the default embedded broker, noida-db) and ``fe
 (what it must use on tansu); the target lines are for the default broker's method.
 
     .venv/bin/python benchmarks/lag_sampling.py [--quick] [--runs 5] [--seconds 30] [--methods listoffsets,fetch]
+    .venv/bin/python benchmarks/lag_sampling.py --broker tansu --methods fetch --rate 0   # tansu, idle topic
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 runs of 10 s")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=None, help="per measurement (default 30; quick 10)")
-    parser.add_argument("--rate", type=float, default=5000.0, help="records/s written meanwhile")
+    parser.add_argument("--rate", type=float, default=5000.0, help="records/s written meanwhile (0: an idle topic)")
+    parser.add_argument("--broker", default=None, help="embedded broker kind (default: the embedded default)")
     parser.add_argument("--methods", default="listoffsets,fetch", help="end-offset methods to measure")
     args = parser.parse_args()
     seconds = args.seconds or (10.0 if args.quick else 30.0)
@@ -125,14 +127,16 @@ def main() -> int:
     from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, running_broker
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    default_method = END_OFFSETS_BY_KIND[DEFAULT_KIND]
+    kind = args.broker or DEFAULT_KIND
+    default_method = END_OFFSETS_BY_KIND[kind]
 
-    banner(f"lag sampler CPU, {PARTITIONS} partitions, {args.rate:g} records/s written, {seconds:g} s x {args.runs}")
-    with running_broker() as broker, tempfile.TemporaryDirectory() as tmp:
+    banner(f"lag sampler CPU, {kind}, {PARTITIONS} partitions, {args.rate:g} records/s written, "
+           f"{seconds:g} s x {args.runs}")
+    with running_broker(kind) as broker, tempfile.TemporaryDirectory() as tmp:
         bootstrap = broker.bootstrap_servers
         topic = f"lag-bench-{os.getpid()}"
         asyncio.run(setup(bootstrap, topic))
-        gen = start_generator(bootstrap, topic, args.rate, tmp)
+        gen = start_generator(bootstrap, topic, args.rate, tmp) if args.rate > 0 else None
         cpu: dict[tuple[str, float], list[float]] = {}
         latency: dict[tuple[str, float], list[float]] = {}
         per_sample: dict[str, list[float]] = {}
@@ -149,8 +153,9 @@ def main() -> int:
                           f"{r['latency_ms']:.0f} ms wall per sample, "
                           f"{r['partitions']:.0f} partitions, lag {r['lag']:,.0f}", flush=True)
         finally:
-            gen.send_signal(signal.SIGTERM)
-            gen.wait(30)
+            if gen is not None:
+                gen.send_signal(signal.SIGTERM)
+                gen.wait(30)
         for method in methods:
             for interval in (1.0, 5.0):
                 print(f"{method} every {interval:g} s: CPU % of a core {spread(cpu[(method, interval)])}; "
@@ -160,7 +165,7 @@ def main() -> int:
                   f"core at 1 s and {ms / 50:.2f} % at 5 s if every sample ran on time")
         if default_method in methods:
             for interval in (5.0, 1.0):
-                print(f"CPU share of one core, {default_method} (default on {DEFAULT_KIND}) every {interval:g} s "
+                print(f"CPU share of one core, {default_method} (default on {kind}) every {interval:g} s "
                       f"(median, target < 1 %): {median(cpu[(default_method, interval)]):.2f} %")
     return 0
 

@@ -78,12 +78,23 @@ async def test_every_call_the_runtime_makes(broker: BrokerHandle, method: str) -
             await consumer.stop()
 
         assert await sampler.sample() == 0  # exactly 0 after catch-up, never negative
+        # and a sample right after new records sees them, not a stale end offset
+        producer = AIOKafkaProducer(bootstrap_servers=bs, linger_ms=5)
+        await producer.start()
+        try:
+            batch = producer.create_batch()
+            for i in range(30):
+                batch.append(key=b"late", value=b'{"v":2}', timestamp=1_700_000_001_000 + i)
+            await (await producer.send_batch(batch, topic, partition=1))
+        finally:
+            await producer.stop()
+        assert await sampler.sample() == 30
         admin = AIOKafkaAdminClient(bootstrap_servers=bs)
         await admin.start()
         try:
             tps = [TopicPartition(topic, p) for p in range(4)]
             committed = await admin.list_consumer_group_offsets(f"compat-group-{method}", partitions=tps)
-            assert [committed[tp].offset for tp in tps] == per_partition
+            assert [committed[tp].offset for tp in tps] == per_partition  # not moved by the sampler
         finally:
             await admin.close()
     await delete_topics(bs, [topic])

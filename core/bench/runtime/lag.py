@@ -26,6 +26,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 FETCH_WAIT_S = 5.0
+#: how often a fetch-method sample checks whether every partition has answered (s)
+FETCH_POLL_S = 0.002
 END_OFFSET_METHODS = ("listoffsets", "fetch")
 
 
@@ -113,13 +115,15 @@ class LagSampler:
         deadline = time.monotonic() + FETCH_WAIT_S
         waiting = list(tps)
         try:
-            # The fetcher updates high watermarks when a response arrives, whether or
-            # not its records are consumed. getmany() only serves as "wake me when a
-            # fetch answered": max_records=1 keeps it from decoding every fetched
-            # record (most of the sampler's CPU, per py-spy); the next seek_to_end()
-            # discards what was left undecoded.
+            # The consumer's background fetcher updates a partition's high watermark and
+            # poll timestamp when a fetch response for it arrives, records or not; so
+            # this only waits for every partition to have answered since the seek. No
+            # getmany(): it decoded fetched records nobody reads, and when no record came
+            # it waited out its 100 ms timeout at full CPU (noida-db, idle topic: 106 ms
+            # CPU per sample, now 13; benchmarks/lag_sampling.py --rate 0). The next
+            # seek_to_end() discards what was fetched.
             while waiting and time.monotonic() < deadline:
-                await consumer.getmany(*waiting, timeout_ms=100, max_records=1)
+                await asyncio.sleep(FETCH_POLL_S)
                 waiting = [tp for tp in waiting if (consumer.last_poll_timestamp(tp) or 0) < started_ms]
         finally:
             consumer.pause(*tps)
