@@ -199,7 +199,8 @@ class Engine:
                 self.registry.pm.hook.bench_experiment_started(
                     experiment_id=spec.experiment_id, load=load, resources=resources, repetition=rep
                 )
-            series, reports = await self._repetition(spec, rep, load, resources)
+            series, reports, early = await self._repetition(spec, rep, load, resources)
+            record.early_stopped = record.early_stopped or early
             for name, s in series.items():
                 collected.setdefault(name, []).append(s)
             for report in reports:
@@ -268,11 +269,13 @@ class Engine:
 
     async def _repetition(
         self, spec: ExperimentSpec, rep: int, load: float, resources: float
-    ) -> tuple[dict[str, Series], list[Any]]:
+    ) -> tuple[dict[str, Series], list[Any], bool]:
+        """Series and generator reports of one repetition, and whether early stopping ended it."""
         ex = self.cfg.execution.execution
         label = f"load={fmt_value(load)} resources={fmt_value(resources)} rep {rep + 1}/{ex.repetitions}"
         series: dict[str, Series] = {}
         reports: list[Any] = []
+        early = False
         self.progress(f"{label}: starting (topics, SUT)", True)
         await self.platform.reset_topics(spec)
         try:
@@ -300,6 +303,7 @@ class Engine:
                     break
                 if ex.earlyStop and self._decided_early(series, spec, elapsed):
                     self.progress(f"{label}: lag trend decided early at {elapsed:.0f} s", False)
+                    early = True
                     break
                 next_tick += ex.sampleInterval
                 await self.sleep(max(0.0, min(next_tick - self.clock(), ex.duration - elapsed)))
@@ -311,7 +315,7 @@ class Engine:
                 await self.platform.delete_topics(spec)
         if ex.afterTeardownDelay:
             await self.sleep(ex.afterTeardownDelay)
-        return series, reports
+        return series, reports, early
 
     def _decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float) -> bool:
         from bench.early_stop import decided

@@ -143,3 +143,22 @@ async def test_plots_are_written(registry, tmp_path: Path) -> None:
     assert f"exp{outcome.exp_id}_demand.png" in names
     assert f"exp{outcome.exp_id}_1500_1_lag-trend.png" in names
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+async def test_early_stop_ends_decided_repetitions_with_the_same_verdicts(registry, tmp_path: Path) -> None:
+    full, early = FakePlatform(), FakePlatform()
+    ref = await engine(registry, _config(tmp_path / "ref", [1500], [1, 2], duration=300), full).run()
+    fast = await engine(registry, _config(tmp_path / "early", [1500], [1, 2], duration=300, earlyStop=True),
+                        early).run()
+    assert fast.table == ref.table == {1500.0: 2.0}
+    assert [r.passed for r in fast.records] == [r.passed for r in ref.records] == [False, True]
+    assert all(r.early_stopped for r in fast.records)
+    assert not any(r.early_stopped for r in ref.records)
+
+    def samples(platform: FakePlatform) -> int:
+        return round((platform.clock - 1_700_000_000.0) / platform.interval)
+
+    assert samples(full) == 2 * 2 * 61  # 2 experiments x 2 repetitions x (0, 5, ..., 300 s)
+    assert samples(early) < samples(full) / 2
+    stored = json.loads((tmp_path / "early" / f"exp{fast.exp_id}-result.json").read_text())
+    assert [e["early_stopped"] for e in stored["experiments"]] == [True, True]  # users see it too
