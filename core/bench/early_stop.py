@@ -19,9 +19,10 @@ verdict uses, so an early "pass" is a final pass by construction):
 * decided when ``b + t * se < threshold`` (pass) or ``b - t * se >= threshold``
   (fail), ``t`` the Student quantile of the two-sided ``confidence`` (default 0.99).
 
-Only trend SLOs can stop early: ``lag-trend`` and ``generic`` with
+Only trend SLOs can be decided early: ``lag-trend`` and ``generic`` with
 ``repetitionAggregation: trend``. A benchmark with any other SLO (dropped records,
-a mean, ...) always runs its full duration. SLO properties ``earlyStopConfidence``
+a mean, ...) runs a passing repetition for its full duration; with one repetition, a
+trend SLO decided "fail" still ends the experiment early (:func:`decided`). SLO properties ``earlyStopConfidence``
 and ``earlyStopMinSamples`` tune the rule per SLO.
 
 Off by default (``execution.earlyStop`` / ``bench run --early-stop``):
@@ -206,7 +207,16 @@ def decide(
 def decided(
     slos: Sequence[Any], registry: Any, series: dict[str, Series], execution: Any, spec: Any, elapsed: float
 ) -> bool:
-    """True once every SLO's verdict for this repetition is decided, either way."""
+    """True once the experiment's verdict no longer depends on the rest of this repetition.
+
+    That is when every SLO is decided, either way; or, with a single repetition, when
+    one SLO is decided "fail": the experiment fails whatever the others say. That lets
+    use cases with an SLO that cannot stop early (UC2 and UC3 count dropped records)
+    still end under-provisioned experiments early. With several repetitions one
+    repetition's fail is not final (the lag trend is the median over repetitions)."""
     if not slos:
         return False
-    return all(d.passed is not None for d in decide(slos, registry, series, execution, spec, elapsed))
+    decisions = decide(slos, registry, series, execution, spec, elapsed)
+    if all(d.passed is not None for d in decisions):
+        return True
+    return int(getattr(execution, "repetitions", 1)) == 1 and any(d.passed is False for d in decisions)

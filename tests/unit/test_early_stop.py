@@ -38,8 +38,8 @@ def lag_slo(**props: Any) -> SloDef:
     return SloDef(name="lag-trend", sloType="lag-trend", properties={"thresholdRelToLoad": 0.01, **props})
 
 
-def execution(warmup: float = 10.0) -> ExecutionParams:
-    return ExecutionParams(duration=300, warmup=warmup, sampleInterval=1, earlyStop=True)
+def execution(warmup: float = 10.0, repetitions: int = 3) -> ExecutionParams:
+    return ExecutionParams(duration=300, warmup=warmup, sampleInterval=1, earlyStop=True, repetitions=repetitions)
 
 
 def decide_one(s: Series, slo: SloDef | None = None, warmup: float = 10.0) -> early_stop.Decision:
@@ -108,6 +108,19 @@ def test_every_slo_must_be_decided() -> None:
     assert not early_stop.decided([lag_slo(), dropped], None, {"lag": s}, execution(), Spec(), 0.0)
     assert not early_stop.decided([], None, {"lag": s}, execution(), Spec(), 0.0)
     assert not early_stop.decided([lag_slo()], None, {}, execution(), Spec(), 0.0)
+
+
+def test_with_one_repetition_a_decided_fail_is_final() -> None:
+    """UC2/UC3 also count dropped records, which no early rule decides: an over-loaded
+    single repetition still ends early (it fails whatever the count), a passing one
+    runs to the end (the count could still break its bound)."""
+    dropped = SloDef(name="dropped", sloType="dropped-records", properties={})
+    growing, flat = series(slope=500.0, seconds=40), series(slope=0.0, seconds=60, noise=1.0)
+    one = execution(repetitions=1)
+    assert early_stop.decided([lag_slo(), dropped], None, {"lag": growing}, one, Spec(), 0.0)
+    assert early_stop.decide([lag_slo()], None, {"lag": flat}, one, Spec(), 0.0)[0].passed is True
+    assert not early_stop.decided([lag_slo(), dropped], None, {"lag": flat}, one, Spec(), 0.0)
+    assert not early_stop.decided([lag_slo(), dropped], None, {"lag": growing}, execution(repetitions=2), Spec(), 0.0)
 
 
 def test_generic_trend_slo_with_operators() -> None:
