@@ -25,6 +25,11 @@ a mean, ...) runs a passing repetition for its full duration; with one repetitio
 trend SLO decided "fail" still ends the experiment early (:func:`decided`). SLO properties ``earlyStopConfidence``
 and ``earlyStopMinSamples`` tune the rule per SLO.
 
+Across repetitions (:func:`settled_verdict`): once the repetitions run so far settle
+the experiment's verdict whatever the remaining ones show (two of three lag slopes on
+the same side of the threshold settle their median; one repetition dropping too many
+records fails the experiment), the remaining repetitions are skipped.
+
 Off by default (``execution.earlyStop`` / ``bench run --early-stop``):
 ``benchmarks/time_to_verdict.py`` compares its verdicts and wall time with fixed
 durations in the same run.
@@ -220,3 +225,49 @@ def decided(
     if all(d.passed is not None for d in decisions):
         return True
     return int(getattr(execution, "repetitions", 1)) == 1 and any(d.passed is False for d in decisions)
+
+
+#: slope of the stand-in repetitions that bound what a repetition not yet run could show
+EXTREME_SLOPE = 1e12
+
+
+def stand_ins(series: Series) -> tuple[Series, Series]:
+    """Two repetitions shaped like ``series`` (same sample times) that bound any real
+    one: values falling and rising by :data:`EXTREME_SLOPE` per second."""
+    t0 = series.timestamps[0] if series.timestamps else 0.0
+    low = [-(t - t0) * EXTREME_SLOPE for t in series.timestamps]
+    return Series(list(series.timestamps), low, series.labels), Series(list(series.timestamps), [-v for v in low],
+                                                                         series.labels)
+
+
+def settled_verdict(
+    check: Any, collected: Mapping[str, list[Series]], slis: Sequence[str], remaining: int
+) -> bool | None:
+    """The experiment's verdict if no outcome of the ``remaining`` repetitions can change
+    it, else None.
+
+    ``check(collected) -> {slo: passed}`` evaluates every SLO over the repetitions given.
+    Each SLO is evaluated twice, with the remaining repetitions stood in for by the
+    lowest and by the highest possible series (:func:`stand_ins`). Aggregations across
+    repetitions that are monotone in each repetition (median of slopes, worst
+    repetition, max, min) give one verdict for every real outcome iff they give it for
+    both stand-ins; a mean of extreme values never settles, so it waits for the rest.
+    Settled: "fail" as soon as one SLO fails both ways; "pass" once all pass both ways.
+    """
+    if remaining <= 0:
+        return None
+    bounds = []
+    for which in (0, 1):
+        padded: dict[str, list[Series]] = {}
+        for sli in slis:
+            reps = collected.get(sli) or []
+            if not reps:
+                return None
+            padded[sli] = [*reps, *([stand_ins(reps[0])[which]] * remaining)]
+        bounds.append(check(padded))
+    low, high = bounds
+    if any(not low[name] and not high[name] for name in low):
+        return False
+    if all(low[name] and high[name] for name in low):
+        return True
+    return None

@@ -226,6 +226,16 @@ class Engine:
                     f"{achieved:.0f}/s of {target:.0f}/s: experiment marked INVALID",
                     False,
                 )
+            remaining = ex.repetitions - rep - 1
+            if ex.earlyStop and remaining and (settled := self._settled(collected, load, resources, rate,
+                                                                         remaining)) is not None:
+                self.progress(
+                    f"load={fmt_value(load)} resources={fmt_value(resources)}: {'pass' if settled else 'fail'} "
+                    f"settled after {rep + 1} of {ex.repetitions} repetitions; skipping the rest",
+                    False,
+                )
+                record.early_stopped = True
+                break
         verdicts = self._evaluate(collected, load, resources, rate)
         record.passed = all(v.passed for v in verdicts.values())
         record.slos = {name: {"passed": v.passed, **v.details} for name, v in verdicts.items()}
@@ -322,17 +332,38 @@ class Engine:
 
         return decided(self.slos, self.registry, series, self.cfg.execution.execution, spec, elapsed)
 
+    def _settled(
+        self, collected: dict[str, list[Series]], load: float, resources: float, rate: float, remaining: int
+    ) -> bool | None:
+        """The experiment's verdict if the repetitions not yet run cannot change it."""
+        from bench.early_stop import settled_verdict
+
+        def check(reps: dict[str, list[Series]]) -> dict[str, bool]:
+            return {name: v.passed for name, v in self._verdicts(reps, load, resources, rate).items()}
+
+        return settled_verdict(check, collected, [self._sli(slo) for slo in self.slos], remaining)
+
+    def _sli(self, slo: SloDef) -> str:
+        return self.registry.slos[slo.sloType].sli or str(slo.properties.get("sli", ""))
+
     def _evaluate(
+        self, collected: dict[str, list[Series]], load: float, resources: float, rate: float
+    ) -> dict[str, SloVerdict]:
+        """Every SLO's verdict over all repetitions; the SLI series are written first."""
+        for slo in self.slos:
+            for rep, s in enumerate(collected.get(self._sli(slo), [])):
+                self.store.write_series(load, resources, slo.name, rep, s)
+        return self._verdicts(collected, load, resources, rate)
+
+    def _verdicts(
         self, collected: dict[str, list[Series]], load: float, resources: float, rate: float
     ) -> dict[str, SloVerdict]:
         ex = self.cfg.execution.execution
         verdicts: dict[str, SloVerdict] = {}
         for slo in self.slos:
             slo_type = self.registry.slos[slo.sloType]
-            sli = slo_type.sli or str(slo.properties.get("sli", ""))
+            sli = self._sli(slo)
             reps = collected.get(sli, [])
-            for rep, s in enumerate(reps):
-                self.store.write_series(load, resources, slo.name, rep, s)
             warmup = float(slo.properties.get("warmup", ex.warmup))
             ctx = SloContext(load=load, resources=resources, warmup=warmup, properties=slo.properties,
                              load_rate=rate)

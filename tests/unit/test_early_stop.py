@@ -158,3 +158,52 @@ def test_early_verdict_matches_full_length_verdict(seed: int) -> None:
         if d.passed is not None:
             assert d.passed is (slope < 10.0), (slope, end, d)
             break
+
+
+def _checker(*slos: tuple[str, str, dict[str, Any]]) -> Any:
+    """check(collected) -> {slo: passed} with the real SLO types, as the engine builds it."""
+    from bench.api import SloContext
+    from bench.plugins import load_plugins
+
+    registry = load_plugins()
+
+    def check(collected: dict[str, list[Series]]) -> dict[str, bool]:
+        out = {}
+        for name, slo_type, props in slos:
+            kind = registry.slos[slo_type]
+            ctx = SloContext(load=LOAD, resources=1.0, warmup=10.0, properties=props, load_rate=LOAD)
+            out[name] = kind.check(collected[kind.sli or props["sli"]], ctx).passed
+        return out
+
+    return check
+
+
+def test_a_settled_median_skips_the_remaining_repetitions() -> None:
+    check = _checker(("lag", "lag-trend", {"thresholdRelToLoad": 0.01}))
+    grow, flat = series(slope=500.0), series(slope=0.0, noise=1.0)
+    assert early_stop.settled_verdict(check, {"lag": [grow]}, ["lag"], remaining=2) is None
+    assert early_stop.settled_verdict(check, {"lag": [grow, grow]}, ["lag"], remaining=1) is False
+    assert early_stop.settled_verdict(check, {"lag": [flat, flat]}, ["lag"], remaining=1) is True
+    assert early_stop.settled_verdict(check, {"lag": [flat, grow]}, ["lag"], remaining=1) is None
+    assert early_stop.settled_verdict(check, {"lag": [flat, flat, flat]}, ["lag"], remaining=0) is None
+
+
+def test_worst_repetition_slos_settle_on_a_fail_only() -> None:
+    check = _checker(("lag", "lag-trend", {"thresholdRelToLoad": 0.01}), ("dropped", "dropped-records", {}))
+    flat = series(slope=0.0, noise=1.0)
+    no_drops = Series(list(flat.timestamps), [0.0] * len(flat.timestamps))
+    drops = Series(list(flat.timestamps), [float(i * 100) for i in range(len(flat.timestamps))])
+    both = ["lag", "dropped-records"]
+    # the lag trend passes for sure, but a later repetition could still drop records
+    assert early_stop.settled_verdict(check, {"lag": [flat, flat], "dropped-records": [no_drops] * 2}, both, 1) is None
+    # one repetition dropping too many fails the experiment whatever the others do
+    assert early_stop.settled_verdict(check, {"lag": [flat], "dropped-records": [drops]}, both, 2) is False
+
+
+def test_a_mean_across_repetitions_never_settles_early() -> None:
+    props = {"sli": "lag", "threshold": 1e9, "operator": "lt"}
+    mean = _checker(("mean-lag", "generic", {**props, "aggregation": "mean"}))
+    median = _checker(("median-lag", "generic", props))  # across repetitions: median by default
+    flat = series(slope=0.0)
+    assert early_stop.settled_verdict(mean, {"lag": [flat, flat]}, ["lag"], remaining=1) is None
+    assert early_stop.settled_verdict(median, {"lag": [flat, flat]}, ["lag"], remaining=1) is True

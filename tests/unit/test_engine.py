@@ -162,3 +162,16 @@ async def test_early_stop_ends_decided_repetitions_with_the_same_verdicts(regist
     assert samples(early) < samples(full) / 2
     stored = json.loads((tmp_path / "early" / f"exp{fast.exp_id}-result.json").read_text())
     assert [e["early_stopped"] for e in stored["experiments"]] == [True, True]  # users see it too
+
+
+async def test_early_stop_skips_repetitions_that_cannot_change_the_verdict(registry, tmp_path: Path) -> None:
+    """Three repetitions: once two agree, the median is settled whatever the third shows."""
+    full, early = FakePlatform(), FakePlatform()
+    ref = await engine(registry, _config(tmp_path / "ref", [1500], [1, 2], repetitions=3), full).run()
+    fast = await engine(registry, _config(tmp_path / "early", [1500], [1, 2], repetitions=3, earlyStop=True),
+                        early).run()
+    assert fast.table == ref.table == {1500.0: 2.0}
+    assert [r.passed for r in fast.records] == [r.passed for r in ref.records] == [False, True]
+    assert full.experiments == [(1500, 1)] * 3 + [(1500, 2)] * 3
+    assert early.experiments == [(1500, 1)] * 2 + [(1500, 2)] * 2
+    assert [len(r.slos["lag-trend"]["slopes"]) for r in fast.records] == [2, 2]
