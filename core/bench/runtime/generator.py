@@ -39,9 +39,9 @@ MAX_SLEEP = 0.05
 #: shortest time from one scheduling step's start to the next (s) while on schedule:
 #: below its maximum rate the generator otherwise woke for the next few records,
 #: spinning a core on tiny batches (0.88 of a core at 25 % of its maximum rate). A step
-#: that took this long already is followed at once (a fixed sleep after every step cost
-#: 2 % of the rate at 90 % of the maximum). Records keep their scheduled timestamps;
-#: they leave up to this much later, as with the producer's linger.
+#: that took this long already is followed at once: a fixed sleep after every step
+#: would idle a generator whose steps take that long. Records keep their scheduled
+#: timestamps; they leave up to this much later, as with the producer's linger.
 MIN_STEP_S = 0.005
 #: how often progress is reported (s)
 PROGRESS_EVERY = 1.0
