@@ -145,15 +145,21 @@ async def test_plots_are_written(registry, tmp_path: Path) -> None:
     assert all(p.stat().st_size > 1000 for p in paths)
 
 
-async def test_early_stop_ends_decided_repetitions_with_the_same_verdicts(registry, tmp_path: Path) -> None:
+async def _with_and_without_early_stop(registry, tmp_path: Path, **ex: Any):  # type: ignore[no-untyped-def]
+    """(reference outcome, its platform, early-stopping outcome, its platform): loads 1500
+    on 1 and 2 instances, which fail and pass; both must give the same verdicts."""
     full, early = FakePlatform(), FakePlatform()
-    ref = await engine(registry, _config(tmp_path / "ref", [1500], [1, 2], duration=300), full).run()
-    fast = await engine(registry, _config(tmp_path / "early", [1500], [1, 2], duration=300, earlyStop=True),
-                        early).run()
+    ref = await engine(registry, _config(tmp_path / "ref", [1500], [1, 2], **ex), full).run()
+    fast = await engine(registry, _config(tmp_path / "early", [1500], [1, 2], earlyStop=True, **ex), early).run()
     assert fast.table == ref.table == {1500.0: 2.0}
     assert [r.passed for r in fast.records] == [r.passed for r in ref.records] == [False, True]
-    assert all(r.early_stopped for r in fast.records)
     assert not any(r.early_stopped for r in ref.records)
+    return ref, full, fast, early
+
+
+async def test_early_stop_ends_decided_repetitions_with_the_same_verdicts(registry, tmp_path: Path) -> None:
+    _, full, fast, early = await _with_and_without_early_stop(registry, tmp_path, duration=300)
+    assert all(r.early_stopped for r in fast.records)
 
     def samples(platform: FakePlatform) -> int:
         return round((platform.clock - 1_700_000_000.0) / platform.interval)
@@ -166,12 +172,7 @@ async def test_early_stop_ends_decided_repetitions_with_the_same_verdicts(regist
 
 async def test_early_stop_skips_repetitions_that_cannot_change_the_verdict(registry, tmp_path: Path) -> None:
     """Three repetitions: once two agree, the median is settled whatever the third shows."""
-    full, early = FakePlatform(), FakePlatform()
-    ref = await engine(registry, _config(tmp_path / "ref", [1500], [1, 2], repetitions=3), full).run()
-    fast = await engine(registry, _config(tmp_path / "early", [1500], [1, 2], repetitions=3, earlyStop=True),
-                        early).run()
-    assert fast.table == ref.table == {1500.0: 2.0}
-    assert [r.passed for r in fast.records] == [r.passed for r in ref.records] == [False, True]
+    _, full, fast, early = await _with_and_without_early_stop(registry, tmp_path, repetitions=3)
     assert full.experiments == [(1500, 1)] * 3 + [(1500, 2)] * 3
     assert early.experiments == [(1500, 1)] * 2 + [(1500, 2)] * 2
     assert [len(r.slos["lag-trend"]["slopes"]) for r in fast.records] == [2, 2]
