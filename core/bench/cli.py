@@ -130,7 +130,9 @@ def _parse_sets(items: tuple[str, ...]) -> dict[str, Any]:
               help="Folder for result files.")
 @click.option("--resume", is_flag=True, help="Continue the last run in --results, skipping finished experiments.")
 @click.option("--early-stop/--no-early-stop", default=None,
-              help="End a repetition once the lag trend is decided with confidence (default off).")
+              help="End a repetition once its lag trend is decided with confidence, and skip repetitions "
+                   "that can no longer change the verdict (default on; --no-early-stop runs every repetition "
+                   "for its full duration, the reference procedure).")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
               help="Where to run: embedded, external, kubernetes.")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")

@@ -30,9 +30,9 @@ the experiment's verdict whatever the remaining ones show (two of three lag slop
 the same side of the threshold settle their median; one repetition dropping too many
 records fails the experiment), the remaining repetitions are skipped.
 
-Off by default (``execution.earlyStop`` / ``bench run --early-stop``):
-``benchmarks/time_to_verdict.py`` compares its verdicts and wall time with fixed
-durations in the same run.
+On by default since it gave the reference's verdicts in every same-run comparison of
+``benchmarks/time_to_verdict.py`` (docs/performance.md); ``execution.earlyStop:
+false`` or ``bench run --no-early-stop`` gives the reference procedure.
 """
 
 from __future__ import annotations

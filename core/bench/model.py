@@ -146,7 +146,7 @@ class ExecutionParams(_Model):
     loadGenerationDelay: float = Field(default=0, ge=0)
     afterTeardownDelay: float = Field(default=5, ge=0)
     sampleInterval: float = Field(default=5, gt=0)
-    earlyStop: bool = False
+    earlyStop: bool = True
 
     @model_validator(mode="after")
     def _warmup_fits(self) -> ExecutionParams:

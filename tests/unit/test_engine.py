@@ -149,7 +149,7 @@ async def _with_and_without_early_stop(registry, tmp_path: Path, **ex: Any):  # 
     """(reference outcome, its platform, early-stopping outcome, its platform): loads 1500
     on 1 and 2 instances, which fail and pass; both must give the same verdicts."""
     full, early = FakePlatform(), FakePlatform()
-    ref = await engine(registry, _config(tmp_path / "ref", [1500], [1, 2], **ex), full).run()
+    ref = await engine(registry, _config(tmp_path / "ref", [1500], [1, 2], earlyStop=False, **ex), full).run()
     fast = await engine(registry, _config(tmp_path / "early", [1500], [1, 2], earlyStop=True, **ex), early).run()
     assert fast.table == ref.table == {1500.0: 2.0}
     assert [r.passed for r in fast.records] == [r.passed for r in ref.records] == [False, True]
