@@ -89,7 +89,8 @@ def run_raw(bootstrap: str, topic: str, seconds: float) -> dict[str, float]:
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def run_generator(bootstrap: str, topic: str, rate: float, seconds: float, tmp: str) -> dict[str, float]:
+def run_generator(bootstrap: str, topic: str, rate: float, seconds: float, tmp: str,
+                  params: dict[str, Any]) -> dict[str, float]:
     """One generator_main process for ``seconds`` at ``rate`` records/s over KEYS keys."""
     spec = {
         "generator": "active-power",
@@ -98,7 +99,7 @@ def run_generator(bootstrap: str, topic: str, rate: float, seconds: float, tmp: 
         "keys": [f"s_{i}" for i in range(KEYS)],
         "period_ms": KEYS * 1000.0 / rate,
         "duration_s": None,
-        "params": {"seed": 1},
+        "params": {"seed": 1, **params},
     }
     path = Path(tmp, "gen.json")
     path.write_text(json.dumps(spec))
@@ -137,13 +138,17 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 runs of 3 s")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=None, help="per measurement (default 10; quick 3)")
+    parser.add_argument("--linger-ms", type=int, default=None,
+                        help="the generator's lingerMs parameter (default: the generator's own)")
     args = parser.parse_args()
     seconds = args.seconds or (3.0 if args.quick else 10.0)
+    params: dict[str, Any] = {} if args.linger_ms is None else {"lingerMs": args.linger_ms}
 
     from bench.runtime.broker import running_broker
     from bench.runtime.lag import create_topics, delete_topics
 
-    banner(f"generator vs raw aiokafka producer, {PARTITIONS} partitions, {KEYS} keys, {seconds:g} s x {args.runs}")
+    banner(f"generator vs raw aiokafka producer, {PARTITIONS} partitions, {KEYS} keys, {seconds:g} s x {args.runs}"
+           + (f", generator lingerMs {args.linger_ms}" if args.linger_ms is not None else ""))
     with running_broker() as broker, tempfile.TemporaryDirectory() as tmp:
         bootstrap = broker.bootstrap_servers
         n = 0
@@ -169,9 +174,9 @@ def main() -> int:
             # alternate who goes first: a neighbour's load burst should not always hit one side
             if i % 2 == 0:
                 r = run_raw(bootstrap, topic(), seconds)
-                g = run_generator(bootstrap, topic(), 5_000_000.0, seconds, tmp)
+                g = run_generator(bootstrap, topic(), 5_000_000.0, seconds, tmp, params)
             else:
-                g = run_generator(bootstrap, topic(), 5_000_000.0, seconds, tmp)
+                g = run_generator(bootstrap, topic(), 5_000_000.0, seconds, tmp, params)
                 r = run_raw(bootstrap, topic(), seconds)
             raw.append(r["rate"])
             gen.append(g["rate"])
@@ -187,7 +192,7 @@ def main() -> int:
         cpu_per_k: dict[int, list[float]] = {}
         for pct in (25, 50, 90):
             for _ in range(args.runs):
-                g = run_generator(bootstrap, topic(), maximum * pct / 100.0, seconds, tmp)
+                g = run_generator(bootstrap, topic(), maximum * pct / 100.0, seconds, tmp, params)
                 accuracy.setdefault(pct, []).append(g["rate"] / g["target"])
                 cpu_per_k.setdefault(pct, []).append(g["cpu"] / (g["rate"] / 1000.0))
             print(f"at {pct:2d} % of max ({maximum * pct / 100:,.0f}/s): achieved/target "
