@@ -22,8 +22,8 @@ verdict uses, so an early "pass" is a final pass by construction):
 Only trend SLOs can be decided early: ``lag-trend`` and ``generic`` with
 ``repetitionAggregation: trend``. A benchmark with any other SLO (dropped records,
 a mean, ...) runs a passing repetition for its full duration; with one repetition, a
-trend SLO decided "fail" still ends the experiment early (:func:`decided`). SLO properties ``earlyStopConfidence``
-and ``earlyStopMinSamples`` tune the rule per SLO.
+trend SLO decided "fail" still ends the experiment early (:func:`decided`). SLO
+properties ``earlyStopConfidence`` and ``earlyStopMinSamples`` tune the rule per SLO.
 
 Across repetitions (:func:`settled_verdict`): once the repetitions run so far settle
 the experiment's verdict whatever the remaining ones show (two of three lag slopes on
@@ -224,7 +224,7 @@ def decided(
     decisions = decide(slos, registry, series, execution, spec, elapsed)
     if all(d.passed is not None for d in decisions):
         return True
-    return int(getattr(execution, "repetitions", 1)) == 1 and any(d.passed is False for d in decisions)
+    return int(execution.repetitions) == 1 and any(d.passed is False for d in decisions)
 
 
 #: slope of the stand-in repetitions that bound what a repetition not yet run could show
