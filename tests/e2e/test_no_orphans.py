@@ -78,8 +78,12 @@ def test_ctrl_c_mid_experiment_leaves_no_process(plugin: str, needles: list[str]
     cmd = [
         bench_cli(), "run", "--plugin", plugin, "--loads", "500", "--resources", "2",
         "--duration", "120", "--warmup", "5", "--repetitions", "1", "--results", str(tmp_path / "results"),
+        "--no-early-stop",  # a slow start must still find the experiment running, not decided at 55 s
     ]  # fmt: skip
-    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # SIGINT as a terminal delivers it, even when these tests run as a background job
+    # (whose children inherit SIGINT ignored, so Python would install no handler)
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         seen = wait_for(token, needles, timeout=120)
         assert len(seen) >= len(needles)
