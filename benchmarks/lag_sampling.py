@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import banner, median, spread
+from _common import add_broker_dir_option, banner, median, place_broker_data, spread
 
 PARTITIONS = 100
 GROUP = "lag-bench-group"
@@ -121,7 +121,9 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=5000.0, help="records/s written meanwhile (0: an idle topic)")
     parser.add_argument("--broker", default=None, help="embedded broker kind (default: the embedded default)")
     parser.add_argument("--methods", default="listoffsets,fetch", help="end-offset methods to measure")
+    add_broker_dir_option(parser)
     args = parser.parse_args()
+    where = place_broker_data(args.broker_on_disk)
     seconds = args.seconds or (10.0 if args.quick else 30.0)
 
     from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, running_broker
@@ -131,7 +133,7 @@ def main() -> int:
     default_method = END_OFFSETS_BY_KIND[kind]
 
     banner(f"lag sampler CPU, {kind}, {PARTITIONS} partitions, {args.rate:g} records/s written, "
-           f"{seconds:g} s x {args.runs}")
+           f"{seconds:g} s x {args.runs}, {where}")
     with running_broker(kind) as broker, tempfile.TemporaryDirectory() as tmp:
         bootstrap = broker.bootstrap_servers
         topic = f"lag-bench-{os.getpid()}"

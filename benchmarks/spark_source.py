@@ -33,7 +33,7 @@ import tempfile
 import time
 from typing import Any
 
-from _common import banner, median, spread
+from _common import add_broker_dir_option, banner, median, place_broker_data, spread
 
 PARTITIONS = 4
 WARMUP_BATCHES = 4
@@ -164,7 +164,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=None, help="default 3 (quick 1)")
     parser.add_argument("--batches", type=int, default=None, help="measured micro-batches per query (default 8)")
     parser.add_argument("--rows", type=int, default=None, help="rows per micro-batch (default 100000)")
+    add_broker_dir_option(parser)
     args = parser.parse_args()
+    where = place_broker_data(args.broker_on_disk)
     rounds = args.rounds or (1 if args.quick else 3)
     batches = max(5, args.batches or (5 if args.quick else 8))
     rows = args.rows or (50_000 if args.quick else 100_000)
@@ -173,7 +175,7 @@ def main() -> int:
     from bench.runtime.spark_session import build_session, stop_session
 
     banner(f"UC1 on local[1]: bench-kafka source vs rate source, {rows:,} rows/batch, "
-           f"{batches} batches x {rounds} round(s)")
+           f"{batches} batches x {rounds} round(s), {where}")
     with running_broker() as broker, tempfile.TemporaryDirectory() as tmp:
         bootstrap = broker.bootstrap_servers
         topic = f"spark-src-{os.getpid()}"
