@@ -59,6 +59,8 @@ def place_broker_data(on_disk: bool) -> str:
     "full" 7-13 % in /proc/pressure/io) moved the generator's measured maximum between
     0.66M and 1.5M records/s from one 10-s run to the next. On a tmpfs that noise is
     gone; both sides of every ratio share the broker, so a ratio is not flattered.
+    It sets the process's temporary directory, so the script's own temporary files
+    (specs, Spark checkpoints) go there too, for both sides alike.
     """
     if on_disk or not os.path.isdir(TMPFS) or not os.access(TMPFS, os.W_OK):
         return f"broker data on disk ({tempfile.gettempdir()})"
