@@ -8,7 +8,7 @@ reference's per-file patchers. The patcher itself only ever sees the selected ob
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bench.api import Manifest
@@ -61,8 +61,5 @@ def apply_all(
     return objects
 
 
-def find_kind(objects: list[Manifest], kind: str) -> Manifest | None:
-    for obj in objects:
-        if obj.get("kind") == kind:
-            return obj
-    return None
+def find_kind(objects: Sequence[Manifest], kind: str) -> Manifest | None:
+    return next((obj for obj in objects if obj.get("kind") == kind), None)

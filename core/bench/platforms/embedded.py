@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import metrics
-from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, Manifest, sensor_keys, split_keys
+from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys, split_keys
+from bench.patching import find_kind
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime import procs
 from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, BrokerHandle, start_broker
@@ -117,10 +118,6 @@ class _Run:
     cluster: SparkCluster | None = None
     sampler: LagSampler | None = None
     spark: bool = False
-
-
-def find_kind(objects: Sequence[Manifest], kind: str) -> Manifest | None:
-    return next((o for o in objects if o.get("kind") == kind), None)
 
 
 class EmbeddedPlatform:
