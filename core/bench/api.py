@@ -249,8 +249,10 @@ class SearchStrategy:
 class PlatformType:
     name: str
     description: str
-    #: factory(options) -> Platform (see bench.platforms.base.Platform)
-    create: Callable[[Mapping[str, Any]], Any]
+    #: factory(options, registry) -> Platform (see bench.platforms.base.Platform); the
+    #: registry is the one the run was resolved with, so the platform never loads the
+    #: plugins a second time.
+    create: Callable[[Mapping[str, Any], Any], Any]
 
 
 class Registrar(Protocol):

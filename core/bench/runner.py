@@ -220,7 +220,7 @@ class Progress:
 
 async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> RunOutcome:
     factory = registry.platforms[prepared.platform_options["platform"]]
-    platform = factory.create(prepared.platform_options)
+    platform = factory.create(prepared.platform_options, registry)
     results_dir = Path(opts.get("results_dir") or "results")
     config = RunConfig(
         use_case=prepared.use_case,

@@ -4,27 +4,30 @@ optional dependency of one platform must not break the others."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.api import PlatformType, Registrar
 from bench.hookspecs import hookimpl
 
+if TYPE_CHECKING:
+    from bench.plugins import Registry
 
-def _embedded(options: Mapping[str, Any]) -> Any:
+
+def _embedded(options: Mapping[str, Any], registry: Registry) -> Any:
     from bench.platforms.embedded import EmbeddedPlatform
 
-    return EmbeddedPlatform(options)
+    return EmbeddedPlatform(options, registry)
 
 
-def _external(options: Mapping[str, Any]) -> Any:
+def _external(options: Mapping[str, Any], registry: Registry) -> Any:
     from bench.platforms.embedded import EmbeddedPlatform
 
     if not options.get("bootstrap_servers"):
         raise ValueError("platform 'external' needs --bootstrap-servers HOST:PORT")
-    return EmbeddedPlatform(options)
+    return EmbeddedPlatform(options, registry)
 
 
-def _kubernetes(options: Mapping[str, Any]) -> Any:
+def _kubernetes(options: Mapping[str, Any], registry: Registry) -> Any:
     from bench.platforms.kubernetes import KubernetesPlatform
 
     return KubernetesPlatform(options)

@@ -41,7 +41,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench import metrics
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys, split_keys
@@ -51,6 +51,9 @@ from bench.runtime import procs
 from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, BrokerHandle, start_broker
 from bench.runtime.lag import LagSampler, create_topics, delete_topics
 from bench.runtime.spark_cluster import SparkCluster
+
+if TYPE_CHECKING:
+    from bench.plugins import Registry
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +126,7 @@ class _Run:
 class EmbeddedPlatform:
     name = "embedded"
 
-    def __init__(self, options: Mapping[str, Any]) -> None:
+    def __init__(self, options: Mapping[str, Any], registry: Registry | None = None) -> None:
         self.options = dict(options)
         self.name = str(options.get("platform") or ("external" if options.get("bootstrap_servers") else "embedded"))
         self.bootstrap_servers: str | None = options.get("bootstrap_servers") or None
@@ -132,7 +135,9 @@ class EmbeddedPlatform:
         if self.spark_mode not in ("local", "standalone"):
             raise ValueError(f"spark_mode must be 'local' or 'standalone', got {self.spark_mode!r}")
         self._runs: dict[str, _Run] = {}
-        self._registry: Any = None
+        # The runner hands over the registry it built; loading the plugins again here
+        # would see a different set when a plugin was added with ``extra``.
+        self._registry: Registry | None = registry
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -170,8 +175,8 @@ class EmbeddedPlatform:
             run = self._runs[spec.experiment_id] = _Run(tempfile.mkdtemp(prefix=f"bench-{spec.experiment_id}-"))
         return run
 
-    def _registry_(self) -> Any:
-        if self._registry is None:
+    def _registry_(self) -> Registry:
+        if self._registry is None:  # constructed directly (tests, scripts): no runner
             from bench.plugins import load_plugins
 
             self._registry = load_plugins()
