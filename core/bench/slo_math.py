@@ -7,7 +7,6 @@ verdict would be worse than none).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from bench.api import Series
+from bench.numbers import finite_float
 
 #: A slope needs two points; fewer means the experiment produced no usable data.
 MIN_SAMPLES = 2
@@ -146,12 +146,7 @@ def number(properties: Mapping[str, Any], key: str, minimum: float | None = None
     raw = properties[key]
     if isinstance(raw, bool):
         raise ValueError(f"{key}: {raw!r} is not a number")
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"{key}: {raw!r} is not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{key}: {raw!r} is not a finite number")
+    value = finite_float(raw, f"{key}: {raw!r}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{key}: {raw!r} must be >= {minimum:g}")
     return value

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from bench.api import Manifest
+from bench.numbers import finite_float
 
 
 class PatcherError(ValueError):
@@ -37,13 +38,7 @@ def require(properties: Mapping[str, Any], *names: str) -> Any:
 
 
 def to_number(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise PatcherError(f"value {value!r} is not a number") from None
-    if not math.isfinite(number):
-        raise PatcherError(f"value {value!r} is not a finite number")
-    return number
+    return finite_float(value, f"value {value!r}", PatcherError)
 
 
 def to_int(value: Any) -> int:
