@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bench.numbers import whole_number
+
 DEFAULT_PARAMS: dict[str, Any] = {
     "windowSizeMs": 60_000,
     "allowedLatenessMs": 5_000,
@@ -20,15 +22,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
 
 
 def positive_ms(params: Mapping[str, Any], key: str, *, allow_zero: bool = False) -> int:
-    raw = params.get(key, DEFAULT_PARAMS.get(key))
-    try:
-        value = float(raw)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"parameter {key}={raw!r} is not a number of milliseconds") from None
-    if value != int(value) or value < 0 or (value == 0 and not allow_zero):
-        expected = "a non-negative" if allow_zero else "a positive"
-        raise ValueError(f"parameter {key}={raw!r} must be {expected} whole number of milliseconds")
-    return int(value)
+    return whole_number(params.get(key, DEFAULT_PARAMS.get(key)), key, allow_zero=allow_zero, unit="milliseconds")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bench.numbers import whole_number
+
 DAY_MS = 86_400_000
 
 #: time attribute name -> number of distinct values it takes
@@ -37,15 +39,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
 
 
 def whole_ms(params: Mapping[str, Any], key: str, *, allow_zero: bool = False) -> int:
-    raw = params.get(key, DEFAULT_PARAMS.get(key))
-    try:
-        value = float(raw)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"parameter {key}={raw!r} is not a number") from None
-    if not math.isfinite(value) or value != int(value) or value < 0 or (value == 0 and not allow_zero):
-        kind = "a non-negative" if allow_zero else "a positive"
-        raise ValueError(f"parameter {key}={raw!r} must be {kind} whole number")
-    return int(value)
+    return whole_number(params.get(key, DEFAULT_PARAMS.get(key)), key, allow_zero=allow_zero)
 
 
 def time_attribute(raw: Any) -> str:
