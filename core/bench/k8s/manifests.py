@@ -24,6 +24,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bench.api import Manifest
@@ -133,55 +134,67 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         "connector": option(options, "connector"),
     }
     config = _spec_config_map(f"{base}-spec", payload)
-    env = _env_list(body.get("env"))
-    mount = {"name": "spec", "mountPath": SPEC_DIR}
-    volume = {"name": "spec", "configMap": {"name": f"{base}-spec"}}
+    parts = _SutParts(
+        base=base,
+        image=image,
+        replicas=replicas,
+        env=_env_list(body.get("env")),
+        mount={"name": "spec", "mountPath": SPEC_DIR},
+        volume={"name": "spec", "configMap": {"name": f"{base}-spec"}},
+        body=body,
+        options=options,
+    )
     if not standalone:
-        return [config, _spark_application(base, image, replicas, env, mount, volume, body, options)]
-    return [config, *_standalone(base, image, replicas, env, mount, volume, body, master or "", options)]
+        return [config, _spark_application(parts)]
+    return [config, *_standalone(parts, master or "")]
 
 
-def _spark_application(
-    base: str,
-    image: str,
-    replicas: int,
-    env: list[dict[str, str]],
-    mount: dict[str, str],
-    volume: dict[str, Any],
-    body: Mapping[str, Any],
-    options: Mapping[str, Any] | None,
-) -> Manifest:
-    cores = int(option(options, "executor_cores"))
+@dataclass(frozen=True)
+class _SutParts:
+    """What both SUT variants (SparkApplication, standalone cluster) are built from."""
+
+    base: str
+    image: str
+    replicas: int
+    env: list[dict[str, str]]
+    mount: dict[str, str]
+    volume: dict[str, Any]
+    body: Mapping[str, Any]
+    options: Mapping[str, Any] | None
+
+
+def _spark_application(sut: _SutParts) -> Manifest:
+    cores = int(option(sut.options, "executor_cores"))
     return {
         "apiVersion": "sparkoperator.k8s.io/v1beta2",
         "kind": "SparkApplication",
-        "metadata": {"name": base},
+        "metadata": {"name": sut.base},
         "spec": {
             "type": "Python",
             "pythonVersion": "3",
             "mode": "cluster",
-            "image": image,
-            "imagePullPolicy": option(options, "image_pull_policy"),
+            "image": sut.image,
+            "imagePullPolicy": option(sut.options, "image_pull_policy"),
             "mainApplicationFile": SPARK_DRIVER_FILE,
             "arguments": [f"{SPEC_DIR}/spec.json"],
-            "sparkVersion": str(option(options, "spark_version")),
-            "sparkConf": {"spark.sql.shuffle.partitions": str(max(1, replicas * cores))},
+            "sparkVersion": str(option(sut.options, "spark_version")),
+            "sparkConf": {"spark.sql.shuffle.partitions": str(max(1, sut.replicas * cores))},
             "restartPolicy": {"type": "Never"},
-            "volumes": [volume],
+            "volumes": [sut.volume],
             "driver": {
                 "cores": 1,
-                "memory": str(option(options, "driver_memory")),
-                "serviceAccount": str(option(options, "spark_service_account")),
-                "labels": _labels(base, "driver"),
-                "env": copy.deepcopy(env),
-                "volumeMounts": [mount],
+                "memory": str(option(sut.options, "driver_memory")),
+                "serviceAccount": str(option(sut.options, "spark_service_account")),
+                "labels": _labels(sut.base, "driver"),
+                "env": copy.deepcopy(sut.env),
+                "volumeMounts": [sut.mount],
             },
             "executor": {
-                "instances": replicas,
+                "instances": sut.replicas,
                 "cores": cores,
-                "memory": str(option(options, "executor_memory")),
-                "labels": _labels(base, "executor"),
-                "env": copy.deepcopy(env),
+                "memory": str(option(sut.options, "executor_memory")),
+                "labels": _labels(sut.base, "executor"),
+                "env": copy.deepcopy(sut.env),
             },
         },
     }
@@ -205,62 +218,52 @@ def _deployment(base: str, component: str, replicas: int, container: dict[str, A
     }
 
 
-def _standalone(
-    base: str,
-    image: str,
-    replicas: int,
-    env: list[dict[str, str]],
-    mount: dict[str, str],
-    volume: dict[str, Any],
-    body: Mapping[str, Any],
-    master: str,
-    options: Mapping[str, Any] | None,
-) -> list[Manifest]:
-    cores = str(option(options, "executor_cores"))
-    memory = str(option(options, "executor_memory"))
+def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
+    cores = str(option(sut.options, "executor_cores"))
+    memory = str(option(sut.options, "executor_memory"))
     master_container = _container(
         "master",
-        image,
+        sut.image,
         ["spark-class", "org.apache.spark.deploy.master.Master", "--host", "0.0.0.0", "--port", "7077"],
-        env,
+        sut.env,
         ports=[{"containerPort": 7077, "name": "spark"}, {"containerPort": 8080, "name": "ui"}],
         readinessProbe={"tcpSocket": {"port": 7077}, "periodSeconds": 2},
     )
     worker_container = _container(
         "worker",
-        image,
+        sut.image,
         ["spark-class", "org.apache.spark.deploy.worker.Worker", "--cores", cores, "--memory", memory, master],
-        env,
-        resources=_resources(body),
+        sut.env,
+        resources=_resources(sut.body),
     )
     service = {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": f"{base}-master"},
+        "metadata": {"name": f"{sut.base}-master"},
         "spec": {
-            "selector": _labels(base, "master"),
+            "selector": _labels(sut.base, "master"),
             "ports": [{"name": "spark", "port": 7077}, {"name": "ui", "port": 8080}],
         },
     }
-    driver_labels = _labels(base, "driver")
+    driver_labels = _labels(sut.base, "driver")
     driver = {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": f"{base}-driver", "labels": dict(driver_labels)},
+        "metadata": {"name": f"{sut.base}-driver", "labels": dict(driver_labels)},
         "spec": {
             "backoffLimit": 0,
             "template": {
                 "metadata": {"labels": dict(driver_labels)},
                 "spec": {
                     "restartPolicy": "Never",
-                    "volumes": [volume],
+                    "volumes": [sut.volume],
                     "containers": [
                         _container(
                             "driver",
-                            image,
+                            sut.image,
                             ["python", "-m", "bench.runtime.spark_driver", f"{SPEC_DIR}/spec.json"],
-                            env,
-                            volumeMounts=[mount],
+                            sut.env,
+                            volumeMounts=[sut.mount],
                         )
                     ],
                 },
@@ -268,9 +271,9 @@ def _standalone(
         },
     }
     return [
-        _deployment(base, "master", 1, master_container),
+        _deployment(sut.base, "master", 1, master_container),
         service,
-        _deployment(base, "worker", replicas, worker_container),
+        _deployment(sut.base, "worker", sut.replicas, worker_container),
         driver,
     ]
 
