@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bench.plugins import Registry
 
@@ -80,26 +80,6 @@ class Benchmark(_Model):
     defaultExecution: dict[str, Any] | None = None
 
 
-class LoadDef(_Model):
-    loadType: str
-    loadValues: list[float] = Field(min_length=1)
-
-    @field_validator("loadValues")
-    @classmethod
-    def _positive(cls, v: list[float]) -> list[float]:
-        return _check_values(v)
-
-
-class ResourceDef(_Model):
-    resourceType: str
-    resourceValues: list[float] = Field(min_length=1)
-
-    @field_validator("resourceValues")
-    @classmethod
-    def _positive(cls, v: list[float]) -> list[float]:
-        return _check_values(v)
-
-
 def _check_values(values: list[float]) -> list[float]:
     for value in values:
         if not math.isfinite(value) or value <= 0:
@@ -107,6 +87,20 @@ def _check_values(values: list[float]) -> list[float]:
     if len(set(values)) != len(values):
         raise ValueError(f"values {values} contain duplicates")
     return sorted(values)
+
+
+#: load or resource values: at least one, each positive and finite, no duplicates, sorted
+PositiveValues = Annotated[list[float], Field(min_length=1), AfterValidator(_check_values)]
+
+
+class LoadDef(_Model):
+    loadType: str
+    loadValues: PositiveValues
+
+
+class ResourceDef(_Model):
+    resourceType: str
+    resourceValues: PositiveValues
 
 
 class SloOverride(_Model):
