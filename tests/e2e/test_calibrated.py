@@ -15,14 +15,13 @@ test_embedded_platform covers the calibrated SUT on the default broker.
 from __future__ import annotations
 
 import asyncio
-import copy
 
 import pytest
 from bench.api import Series, SloContext
-from bench.builtin.calibrated import CALIBRATED, default_benchmark
-from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.platforms.base import ExperimentSpec
 from bench.platforms.embedded import EmbeddedPlatform
 from bench.plugins import load_plugins
+from e2e_specs import calibrated_spec
 
 pytestmark = pytest.mark.e2e
 
@@ -34,23 +33,7 @@ INTERVAL = 2.0
 
 
 def spec_for(exp: str, instances: int) -> ExperimentSpec:
-    bench = default_benchmark()
-    sut = copy.deepcopy(bench["sut"]["resources"][0])
-    sut["spec"]["replicas"] = instances
-    sut["spec"]["params"]["capacity"] = CAPACITY
-    gen = copy.deepcopy(bench["loadGenerator"]["resources"][0])
-    gen["spec"]["sensors"] = LOAD
-    topic = bench["kafkaConfig"]["topics"][0]
-    return ExperimentSpec(
-        experiment_id=exp,
-        use_case=CALIBRATED,
-        objects=[sut, gen],
-        topics=[TopicSpec("input", f"input-{exp}", topic["numPartitions"])],
-        params={"capacity": CAPACITY},
-        load=LOAD,
-        resources=instances,
-        group_id=f"sut-{exp}",
-    )
+    return calibrated_spec(exp, sensors=LOAD, instances=instances, capacity=CAPACITY)
 
 
 async def lag_series(platform: EmbeddedPlatform, spec: ExperimentSpec) -> Series:

@@ -12,31 +12,13 @@ import numpy as np
 import pytest
 from bench import metrics
 from bench.api import UseCase
-from bench.builtin.calibrated import CALIBRATED, default_benchmark
+from bench.builtin.calibrated import default_benchmark
 from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.embedded import EmbeddedPlatform, PlatformError
 from bench.runtime import procs
+from e2e_specs import calibrated_spec
 
 pytestmark = pytest.mark.e2e
-
-
-def calibrated_spec(exp: str, sensors: int, instances: int, capacity: float, partitions: int = 12) -> ExperimentSpec:
-    bench = default_benchmark()
-    sut = copy.deepcopy(bench["sut"]["resources"][0])
-    sut["spec"]["replicas"] = instances
-    sut["spec"]["params"]["capacity"] = capacity
-    gen = copy.deepcopy(bench["loadGenerator"]["resources"][0])
-    gen["spec"]["sensors"] = sensors
-    return ExperimentSpec(
-        experiment_id=exp,
-        use_case=CALIBRATED,
-        objects=[sut, gen],
-        topics=[TopicSpec("input", f"input-{exp}", partitions)],
-        params={"capacity": capacity},
-        load=sensors,
-        resources=instances,
-        group_id=f"sut-{exp}",
-    )
 
 
 def children_of(pid: int) -> list[int]:
