@@ -174,6 +174,25 @@ class SloVerdict:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class EarlyDecision:
+    """What the samples of one repetition so far say about one SLO.
+
+    ``passed`` is None while more samples could still change the verdict. The numbers
+    are those of a trend decision (slope, its confidence bounds, the threshold), for
+    the progress line and the tests; other decisions may leave them None.
+    """
+
+    passed: bool | None
+    reason: str
+    slope: float | None = None
+    low: float | None = None
+    high: float | None = None
+    threshold: float | None = None
+    #: the SLO's name in the benchmark; the engine fills it in
+    slo: str = ""
+
+
 @dataclass
 class SloType:
     """An SLO checker type.
@@ -181,6 +200,15 @@ class SloType:
     ``sli`` names the SLI series it needs (``lag``, ``dropped-records``, ...); ``None``
     means it is read from the SLO's ``sli`` property (the generic SLO).
     ``validate`` raises ``ValueError`` naming the bad property, before any run.
+
+    ``decide_early`` lets a repetition end before its duration (``bench.early_stop``):
+    given the samples so far (one repetition) and the same context ``check`` gets, it
+    says pass, fail or undecided. It must use the thresholds ``check`` uses, so that an
+    early verdict is the final one; ``bench.early_stop.trend_decision`` does the
+    statistics for SLOs on a trend. None: this SLO is only decided at the end.
+
+    ``cli_threshold`` says whether ``bench run --threshold`` / ``--threshold-rel-to-load``
+    (records/s of lag growth) replace this SLO's threshold, given its properties.
     """
 
     name: str
@@ -188,6 +216,8 @@ class SloType:
     check: Callable[[list[Series], SloContext], SloVerdict]
     sli: str | None = "lag"
     validate: Callable[[Mapping[str, Any]], None] | None = None
+    decide_early: Callable[[Series, SloContext], EarlyDecision] | None = None
+    cli_threshold: Callable[[Mapping[str, Any]], bool] | None = None
 
 
 # --------------------------------------------------------------------------- patchers
@@ -279,7 +309,9 @@ def standard_benchmark(
     One SUT object ``sut`` (instances = the ``Instances`` resource type), one generator
     object ``generator`` (sensors = the ``NumSensors`` load type), the lag-trend SLO at
     1 % of the load, plus whatever load types, SLOs and parameters a use case adds.
-    Use-case plugins call this instead of repeating the same dozen lines.
+    Use-case plugins call this instead of repeating the same dozen lines. The default
+    SLO needs the lag-trend plugin (bench-slo-lag-trend); a use case that must not
+    depend on it passes ``slos``.
     """
     gen_spec: dict[str, Any] = {
         "replicas": 1,

@@ -19,11 +19,14 @@ verdict uses, so an early "pass" is a final pass by construction):
 * decided when ``b + t * se < threshold`` (pass) or ``b - t * se >= threshold``
   (fail), ``t`` the Student quantile of the two-sided ``confidence`` (default 0.99).
 
-Only trend SLOs can be decided early: ``lag-trend`` and ``generic`` with
-``repetitionAggregation: trend``. A benchmark with any other SLO (dropped records,
-a mean, ...) runs a passing repetition for its full duration; with one repetition, a
-trend SLO decided "fail" still ends the experiment early (:func:`decided`). SLO
-properties ``earlyStopConfidence`` and ``earlyStopMinSamples`` tune the rule per SLO.
+Each SLO type says for itself whether and how it can be decided early
+(``SloType.decide_early``); the core knows no SLO by name. The trend SLOs (the
+lag-trend plugin, ``generic`` with ``repetitionAggregation: trend``) apply the rule
+above through :func:`trend_decision`, with the thresholds their own ``check`` uses. A
+benchmark with an SLO that cannot be decided early (dropped records, a mean, ...)
+runs a passing repetition for its full duration; with one repetition, an SLO decided
+"fail" still ends the experiment early (:func:`decided`). SLO properties
+``earlyStopConfidence`` and ``earlyStopMinSamples`` tune the rule per SLO.
 
 Across repetitions (:func:`settled_verdict`): once the repetitions run so far settle
 the experiment's verdict whatever the remaining ones show (two of three lag slopes on
@@ -39,14 +42,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from bench import slo_math
-from bench.api import Series
+from bench.api import EarlyDecision, Series, SloContext
 
 #: fewer samples after the warm-up give no early decision
 MIN_SAMPLES = 10
@@ -56,9 +59,8 @@ DEFAULT_CONFIDENCE = 0.99
 #: residual autocorrelation is capped here: beyond it the sample size is "one"
 MAX_AUTOCORRELATION = 0.9
 
-LAG_TREND_THRESHOLDS = ("threshold", "thresholdRelToLoad")
-LAG_TREND_DEFAULT = 2000.0
-GENERIC_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources")
+#: kept under its old name: the decision of one SLO (see ``bench.api.EarlyDecision``)
+Decision = EarlyDecision
 
 
 @dataclass(frozen=True)
@@ -73,19 +75,6 @@ class TrendFit:
     def bounds(self, confidence: float) -> tuple[float, float]:
         half = t_quantile(0.5 + confidence / 2.0, max(1.0, self.effective_samples - 2.0)) * self.stderr
         return self.slope - half, self.slope + half
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What early stopping concluded for one SLO: ``passed`` is None while undecided."""
-
-    slo: str
-    passed: bool | None
-    reason: str
-    slope: float | None = None
-    low: float | None = None
-    high: float | None = None
-    threshold: float | None = None
 
 
 def t_quantile(p: float, dof: float) -> float:
@@ -128,8 +117,7 @@ def decide_series(
     confidence: float = DEFAULT_CONFIDENCE,
     min_samples: int = MIN_SAMPLES,
     min_span: float = MIN_SPAN_S,
-    name: str = "trend",
-) -> Decision:
+) -> EarlyDecision:
     """Whether the trend of one repetition's series is decided against ``threshold``.
 
     ``operator`` is the SLO's pass condition (slope ``lt``/``lte``/``gt``/``gte``
@@ -137,16 +125,16 @@ def decide_series(
     """
     t, v = slo_math.after_warmup(series, warmup)
     if t.size < max(3, min_samples):
-        return Decision(name, None, f"{t.size} samples after warm-up, need {max(3, min_samples)}")
+        return EarlyDecision(None, f"{t.size} samples after warm-up, need {max(3, min_samples)}")
     if float(t[-1] - t[0]) < min_span:
-        return Decision(name, None, f"{t[-1] - t[0]:.0f} s after warm-up, need {min_span:g} s")
+        return EarlyDecision(None, f"{t[-1] - t[0]:.0f} s after warm-up, need {min_span:g} s")
     try:
         trend = fit(t, v)
     except (slo_math.InsufficientData, ZeroDivisionError) as exc:
-        return Decision(name, None, str(exc))
+        return EarlyDecision(None, str(exc))
     low, high = trend.bounds(confidence)
     if not (math.isfinite(low) and math.isfinite(high)):
-        return Decision(name, None, "slope or its error is not finite", trend.slope, low, high, threshold)
+        return EarlyDecision(None, "slope or its error is not finite", trend.slope, low, high, threshold)
     below, above = high < threshold, low > threshold
     if operator in ("lt", "lte"):
         passed = True if below else False if (above or (operator == "lt" and low >= threshold)) else None
@@ -155,57 +143,52 @@ def decide_series(
     else:
         raise ValueError(f"operator: {operator!r} is not one of {', '.join(slo_math.OPERATORS)}")
     reason = "undecided" if passed is None else ("pass" if passed else "fail")
-    return Decision(
-        name, passed, f"{reason}: slope {trend.slope:.4g} in [{low:.4g}, {high:.4g}] vs {threshold:.4g}",
+    return EarlyDecision(
+        passed, f"{reason}: slope {trend.slope:.4g} in [{low:.4g}, {high:.4g}] vs {threshold:.4g}",
         trend.slope, low, high, threshold,
     )
 
 
-def _trend_rule(slo: Any, registry: Any) -> tuple[str, Sequence[str], float | None, str] | None:
-    """(SLI, threshold keys, default threshold, operator) of a trend SLO; None for others."""
-    props: Mapping[str, Any] = slo.properties
-    if slo.sloType == "lag-trend":
-        sli = registry.slos[slo.sloType].sli if registry is not None and slo.sloType in registry.slos else "lag"
-        return sli or "lag", LAG_TREND_THRESHOLDS, LAG_TREND_DEFAULT, "lt"
-    if slo.sloType == "generic" and props.get("repetitionAggregation") == "trend":
-        return str(props.get("sli", "")), GENERIC_THRESHOLDS, None, str(props.get("operator", "lte"))
-    return None
+def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str) -> EarlyDecision:
+    """The early decision of an SLO on the trend of ``series``, for ``SloType.decide_early``.
+
+    The caller resolves ``threshold`` exactly as its ``check`` does; this adds the
+    per-SLO tuning properties ``earlyStopConfidence`` and ``earlyStopMinSamples``.
+    """
+    try:
+        confidence = slo_math.number(ctx.properties, "earlyStopConfidence", minimum=0.5)
+        min_samples = slo_math.number(ctx.properties, "earlyStopMinSamples", minimum=3)
+    except ValueError as exc:
+        return EarlyDecision(None, str(exc))
+    return decide_series(
+        series, ctx.warmup, threshold, operator,
+        confidence=min(confidence or DEFAULT_CONFIDENCE, 0.999999),
+        min_samples=int(min_samples or MIN_SAMPLES),
+    )
 
 
 def decide(
     slos: Sequence[Any], registry: Any, series: Mapping[str, Series], execution: Any, spec: Any, elapsed: float
-) -> list[Decision]:
-    """One decision per SLO; an SLO that cannot stop early is never decided."""
+) -> list[EarlyDecision]:
+    """One decision per SLO, by its own type; a type without ``decide_early`` never decides."""
     from bench.engine import load_rate
 
     rate = load_rate(spec.objects, spec.load)
-    out: list[Decision] = []
+    out: list[EarlyDecision] = []
     for slo in slos:
-        rule = _trend_rule(slo, registry)
-        if rule is None:
-            out.append(Decision(slo.name, None, f"SLO type {slo.sloType!r} cannot stop early"))
+        slo_type = registry.slos.get(slo.sloType)
+        if slo_type is None or slo_type.decide_early is None:
+            out.append(EarlyDecision(None, f"SLO type {slo.sloType!r} cannot stop early", slo=slo.name))
             continue
-        sli, keys, default, operator = rule
+        sli = slo_type.sli or str(slo.properties.get("sli", ""))
         s = series.get(sli)
         if s is None:
-            out.append(Decision(slo.name, None, f"no samples of {sli!r} yet"))
-            continue
-        try:
-            threshold = slo_math.resolve_threshold(slo.properties, keys, rate, float(spec.resources), default)
-            confidence = slo_math.number(slo.properties, "earlyStopConfidence", minimum=0.5)
-            min_samples = slo_math.number(slo.properties, "earlyStopMinSamples", minimum=3)
-        except ValueError as exc:
-            out.append(Decision(slo.name, None, str(exc)))
+            out.append(EarlyDecision(None, f"no samples of {sli!r} yet", slo=slo.name))
             continue
         warmup = float(slo.properties.get("warmup", execution.warmup))
-        out.append(
-            decide_series(
-                s, warmup, threshold, operator,
-                confidence=min(confidence or DEFAULT_CONFIDENCE, 0.999999),
-                min_samples=int(min_samples or MIN_SAMPLES),
-                name=slo.name,
-            )
-        )
+        ctx = SloContext(load=float(spec.load), resources=float(spec.resources), warmup=warmup,
+                         properties=slo.properties, load_rate=rate)
+        out.append(replace(slo_type.decide_early(s, ctx), slo=slo.name))
     return out
 
 

@@ -44,7 +44,8 @@ LAPTOP_EXECUTION: dict[str, Any] = {
     "execution": {"duration": 120, "warmup": 30, "repetitions": 1, "afterTeardownDelay": 2},
 }
 
-LAG_TREND = "lag-trend"
+#: every threshold form ``--threshold`` / ``--threshold-rel-to-load`` replace
+CLI_THRESHOLD_KEYS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources")
 
 
 @dataclass
@@ -78,7 +79,12 @@ def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _execution_doc(bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
+def _takes_cli_threshold(registry: Registry, sloType: str, properties: dict[str, Any]) -> bool:
+    slo_type = registry.slos.get(sloType)
+    return slo_type is not None and slo_type.cli_threshold is not None and slo_type.cli_threshold(properties)
+
+
+def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
     """Defaults < use case's defaultExecution < --execution file < command-line options."""
     doc: dict[str, Any] = _deep_merge(copy.deepcopy(LAPTOP_EXECUTION), copy.deepcopy(bench.defaultExecution or {}))
     doc["benchmark"] = bench.name
@@ -120,7 +126,7 @@ def _execution_doc(bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
     if threshold is not None or rel is not None:
         overrides = [o for o in doc.get("slos", []) if isinstance(o, dict)]
         for slo in bench.slos:
-            if slo.sloType != LAG_TREND:
+            if not _takes_cli_threshold(registry, slo.sloType, slo.properties):
                 continue
             props = {"threshold": threshold} if threshold is not None else {"thresholdRelToLoad": rel}
             overrides = [o for o in overrides if o.get("name") != slo.name]
@@ -130,12 +136,12 @@ def _execution_doc(bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _strip_threshold_conflicts(bench: Benchmark, doc: dict[str, Any]) -> None:
-    """A threshold given on the command line replaces the benchmark's, of either kind."""
+    """A threshold given on the command line replaces the benchmark's, of any kind."""
     for override in doc.get("slos", []):
         if override.pop("replaceThreshold", False):
             for slo in bench.slos:
                 if slo.name == override["name"]:
-                    for key in ("threshold", "thresholdRelToLoad"):
+                    for key in CLI_THRESHOLD_KEYS:
                         slo.properties.pop(key, None)
 
 
@@ -145,7 +151,7 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     bench_doc = load_yaml(opts["benchmark_file"]) if opts.get("benchmark_file") else use_case.default_benchmark()
     bench = parse_benchmark(bench_doc)
     validate_benchmark(bench, registry)
-    doc = _execution_doc(bench, opts)
+    doc = _execution_doc(registry, bench, opts)
     _strip_threshold_conflicts(bench, doc)
     execution = parse_execution(doc)
     validate_execution(execution, bench, registry)

@@ -10,8 +10,11 @@ import pytest
 from bench import early_stop
 from bench.api import Series
 from bench.model import ExecutionParams, SloDef
+from bench.plugins import load_plugins
 
 LOAD = 1000.0  # records/s; thresholdRelToLoad 0.01 -> 10 records/s
+#: each SLO type decides for itself whether and how it stops early
+REGISTRY = load_plugins()
 
 
 def series(slope: float, seconds: float = 60.0, step: float = 1.0, noise: float = 0.0, seed: int = 1,
@@ -43,7 +46,7 @@ def execution(warmup: float = 10.0, repetitions: int = 3) -> ExecutionParams:
 
 
 def decide_one(s: Series, slo: SloDef | None = None, warmup: float = 10.0) -> early_stop.Decision:
-    [d] = early_stop.decide([slo or lag_slo()], None, {"lag": s}, execution(warmup), Spec(), 0.0)
+    [d] = early_stop.decide([slo or lag_slo()], REGISTRY, {"lag": s}, execution(warmup), Spec(), 0.0)
     return d
 
 
@@ -104,10 +107,10 @@ def test_absolute_threshold_and_nan_samples() -> None:
 def test_every_slo_must_be_decided() -> None:
     dropped = SloDef(name="dropped", sloType="dropped-records", properties={})
     s = series(slope=500.0, seconds=40)
-    assert early_stop.decided([lag_slo()], None, {"lag": s}, execution(), Spec(), 0.0)
-    assert not early_stop.decided([lag_slo(), dropped], None, {"lag": s}, execution(), Spec(), 0.0)
-    assert not early_stop.decided([], None, {"lag": s}, execution(), Spec(), 0.0)
-    assert not early_stop.decided([lag_slo()], None, {}, execution(), Spec(), 0.0)
+    assert early_stop.decided([lag_slo()], REGISTRY, {"lag": s}, execution(), Spec(), 0.0)
+    assert not early_stop.decided([lag_slo(), dropped], REGISTRY, {"lag": s}, execution(), Spec(), 0.0)
+    assert not early_stop.decided([], REGISTRY, {"lag": s}, execution(), Spec(), 0.0)
+    assert not early_stop.decided([lag_slo()], REGISTRY, {}, execution(), Spec(), 0.0)
 
 
 def test_with_one_repetition_a_decided_fail_is_final() -> None:
@@ -117,10 +120,11 @@ def test_with_one_repetition_a_decided_fail_is_final() -> None:
     dropped = SloDef(name="dropped", sloType="dropped-records", properties={})
     growing, flat = series(slope=500.0, seconds=40), series(slope=0.0, seconds=60, noise=1.0)
     one = execution(repetitions=1)
-    assert early_stop.decided([lag_slo(), dropped], None, {"lag": growing}, one, Spec(), 0.0)
-    assert early_stop.decide([lag_slo()], None, {"lag": flat}, one, Spec(), 0.0)[0].passed is True
-    assert not early_stop.decided([lag_slo(), dropped], None, {"lag": flat}, one, Spec(), 0.0)
-    assert not early_stop.decided([lag_slo(), dropped], None, {"lag": growing}, execution(repetitions=2), Spec(), 0.0)
+    assert early_stop.decided([lag_slo(), dropped], REGISTRY, {"lag": growing}, one, Spec(), 0.0)
+    assert early_stop.decide([lag_slo()], REGISTRY, {"lag": flat}, one, Spec(), 0.0)[0].passed is True
+    assert not early_stop.decided([lag_slo(), dropped], REGISTRY, {"lag": flat}, one, Spec(), 0.0)
+    two = execution(repetitions=2)
+    assert not early_stop.decided([lag_slo(), dropped], REGISTRY, {"lag": growing}, two, Spec(), 0.0)
 
 
 def test_generic_trend_slo_with_operators() -> None:
@@ -129,9 +133,9 @@ def test_generic_trend_slo_with_operators() -> None:
         slo = SloDef(name="g", sloType="generic", properties={
             "sli": "lag", "repetitionAggregation": "trend", "operator": operator, "threshold": 0.0,
         })
-        assert early_stop.decide([slo], None, {"lag": s}, execution(), Spec(), 0.0)[0].passed is expected
+        assert early_stop.decide([slo], REGISTRY, {"lag": s}, execution(), Spec(), 0.0)[0].passed is expected
     mean = SloDef(name="g", sloType="generic", properties={"sli": "lag", "threshold": 0.0})
-    assert early_stop.decide([mean], None, {"lag": s}, execution(), Spec(), 0.0)[0].passed is None
+    assert early_stop.decide([mean], REGISTRY, {"lag": s}, execution(), Spec(), 0.0)[0].passed is None
 
 
 def test_slo_warmup_property_overrides_execution() -> None:
@@ -163,9 +167,8 @@ def test_early_verdict_matches_full_length_verdict(seed: int) -> None:
 def _checker(*slos: tuple[str, str, dict[str, Any]]) -> Any:
     """check(collected) -> {slo: passed} with the real SLO types, as the engine builds it."""
     from bench.api import SloContext
-    from bench.plugins import load_plugins
 
-    registry = load_plugins()
+    registry = REGISTRY
 
     def check(collected: dict[str, list[Series]]) -> dict[str, bool]:
         out = {}
@@ -207,3 +210,21 @@ def test_a_mean_across_repetitions_never_settles_early() -> None:
     flat = series(slope=0.0)
     assert early_stop.settled_verdict(mean, {"lag": [flat, flat]}, ["lag"], remaining=1) is None
     assert early_stop.settled_verdict(median, {"lag": [flat, flat]}, ["lag"], remaining=1) is True
+
+
+def test_an_slo_type_brings_its_own_early_rule() -> None:
+    """The core knows no SLO by name: a third-party type decides through its own hook."""
+    from bench.api import EarlyDecision, SloType, SloVerdict
+    from bench.plugins import Registry
+
+    def always_fail(s: Series, ctx: Any) -> EarlyDecision:
+        return EarlyDecision(False, f"{len(s.values)} samples, warm-up {ctx.warmup:g} s")
+
+    registry = Registry(slos={"mine": SloType("mine", "test", lambda s, c: SloVerdict(False), sli="lag",
+                                              decide_early=always_fail)})
+    slo = SloDef(name="m", sloType="mine", properties={"warmup": 3})
+    [d] = early_stop.decide([slo], registry, {"lag": series(0.0, seconds=5)}, execution(), Spec(), 0.0)
+    assert (d.slo, d.passed, d.reason) == ("m", False, "6 samples, warm-up 3 s")
+    no_rule = SloDef(name="n", sloType="dropped-records", properties={})
+    [d] = early_stop.decide([no_rule], REGISTRY, {"dropped-records": series(0.0)}, execution(), Spec(), 0.0)
+    assert d.passed is None and "cannot stop early" in d.reason

@@ -373,3 +373,22 @@ def test_dropped_records_without_data_fails(series: list[Series], load_rate: flo
 def test_dropped_records_validation(properties: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         validate_dropped(properties)
+
+
+# ----------------------------------------------------------------- calibrated's built-in lag trend
+
+
+@pytest.mark.parametrize("rates", [[100, 5000, 1500], [2000], [1999], [0, 30000]])
+def test_calibrated_generic_lag_trend_agrees_with_the_plugin(rates: list[int]) -> None:
+    """The built-in calibrated use case writes the lag-trend SLO with ``generic`` so that
+    the core needs no plugin; it must give the plugin's verdict and slopes."""
+    from bench.builtin.calibrated import LAG_TREND_SLO, default_benchmark
+
+    assert default_benchmark()["slos"] == [LAG_TREND_SLO]
+    series = [ramp(r) for r in rates]
+    ctx = SloContext(load=1000, resources=1, warmup=0, properties=LAG_TREND_SLO["properties"], load_rate=200_000)
+    generic = check_generic(series, ctx)
+    plugin = bench_slo_lag_trend.check(series, ctx)
+    assert generic.passed is plugin.passed
+    assert generic.details["slopes"] == plugin.details["slopes"]
+    assert generic.details["threshold"] == plugin.details["threshold"] == 2000.0

@@ -23,6 +23,21 @@ from bench.hookspecs import hookimpl
 
 PARTITIONS = 12
 
+#: The lag-trend SLO (median over repetitions of the lag's OLS slope < 1 % of the load
+#: rate) written with the built-in ``generic`` type: a use case of the core must not
+#: need the lag-trend plugin installed. Same numbers, same verdict, same early stop.
+LAG_TREND_SLO: dict[str, Any] = {
+    "name": "lag-trend",
+    "sloType": "generic",
+    "properties": {
+        "sli": "lag",
+        "repetitionAggregation": "trend",
+        "aggregation": "median",
+        "operator": "lt",
+        "thresholdRelToLoad": 0.01,
+    },
+}
+
 
 def default_benchmark() -> dict[str, Any]:
     return standard_benchmark(
@@ -30,6 +45,7 @@ def default_benchmark() -> dict[str, Any]:
         {"input": PARTITIONS},
         sut_params={"capacity": 1000},
         generator={"params": {"partitioner": "round-robin"}},
+        slos=[LAG_TREND_SLO],
     )
 
 

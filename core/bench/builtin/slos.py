@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from bench import slo_math
-from bench.api import Registrar, Series, SloContext, SloType, SloVerdict
+from bench.api import EarlyDecision, Registrar, Series, SloContext, SloType, SloVerdict
+from bench.early_stop import trend_decision
 from bench.hookspecs import hookimpl
 
 GENERIC_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources")
@@ -43,6 +44,12 @@ def validate_generic(properties: Mapping[str, Any]) -> None:
     slo_math.number(properties, key)
 
 
+def _generic_threshold(ctx: SloContext) -> float:
+    """The one place the generic SLO's threshold comes from, for its verdict and its
+    early decision alike."""
+    return slo_math.resolve_threshold(ctx.properties, GENERIC_THRESHOLDS, ctx.load_rate, ctx.resources)
+
+
 def check_generic(series: list[Series], ctx: SloContext) -> SloVerdict:
     """Aggregate per repetition, then across repetitions, then compare."""
     props = ctx.properties
@@ -51,7 +58,7 @@ def check_generic(series: list[Series], ctx: SloContext) -> SloVerdict:
         per_rep = str(props.get("repetitionAggregation", "mean"))
         across = str(props.get("aggregation", "median"))
         operator = str(props.get("operator", "lte"))
-        threshold = slo_math.resolve_threshold(props, GENERIC_THRESHOLDS, ctx.load_rate, ctx.resources)
+        threshold = _generic_threshold(ctx)
         samples = slo_math.prepare_all(series, ctx.warmup)
     except ValueError as exc:
         return _failed(str(exc), sli=props.get("sli"))
@@ -68,8 +75,28 @@ def check_generic(series: list[Series], ctx: SloContext) -> SloVerdict:
         "samples": [int(t.size) for t, _ in samples],
     }
     if per_rep == "trend":
+        # Named as the lag-trend SLO names them, so plots draw the trend lines of both.
+        details["slopes"] = values
         details["intercepts"] = [slo_math.slope(t, v)[1] for t, v in samples]
     return SloVerdict(slo_math.compare(result, operator, threshold), details)
+
+
+def decide_generic_early(series: Series, ctx: SloContext) -> EarlyDecision:
+    """Only a per-repetition trend has a rule for an early decision; a mean, a
+    percentile, ... of the samples so far says nothing sure about the full series."""
+    props = ctx.properties
+    if props.get("repetitionAggregation") != "trend":
+        return EarlyDecision(None, "SLO type 'generic' cannot stop early unless repetitionAggregation is trend")
+    try:
+        threshold = _generic_threshold(ctx)
+    except ValueError as exc:
+        return EarlyDecision(None, str(exc))
+    return trend_decision(series, ctx, threshold, str(props.get("operator", "lte")))
+
+
+def generic_takes_cli_threshold(properties: Mapping[str, Any]) -> bool:
+    """A generic SLO on the lag trend is a lag-trend SLO: ``--threshold`` sets it too."""
+    return properties.get("sli") == "lag" and properties.get("repetitionAggregation") == "trend"
 
 
 # ----------------------------------------------------------------- dropped records
@@ -121,6 +148,8 @@ SLO_TYPES = (
         check_generic,
         sli=None,
         validate=validate_generic,
+        decide_early=decide_generic_early,
+        cli_threshold=generic_takes_cli_threshold,
     ),
     SloType(
         "dropped-records",

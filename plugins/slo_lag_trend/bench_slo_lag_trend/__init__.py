@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 from bench import slo_math
-from bench.api import Registrar, Series, SloContext, SloType, SloVerdict
+from bench.api import EarlyDecision, Registrar, Series, SloContext, SloType, SloVerdict
+from bench.early_stop import trend_decision
 from bench.hookspecs import hookimpl
 
 THRESHOLDS = ("threshold", "thresholdRelToLoad")
@@ -26,12 +27,17 @@ def validate(properties: Mapping[str, Any]) -> None:
         slo_math.number(properties, key)
 
 
+def threshold_of(ctx: SloContext) -> float:
+    """The one place the threshold comes from, for the verdict and the early decision
+    alike: an early "pass" must be a final pass."""
+    return slo_math.resolve_threshold(ctx.properties, THRESHOLDS, ctx.load_rate, ctx.resources,
+                                      default=DEFAULT_THRESHOLD)
+
+
 def check(series: list[Series], ctx: SloContext) -> SloVerdict:
     try:
         validate(ctx.properties)
-        threshold = slo_math.resolve_threshold(
-            ctx.properties, THRESHOLDS, ctx.load_rate, ctx.resources, default=DEFAULT_THRESHOLD
-        )
+        threshold = threshold_of(ctx)
         samples = slo_math.prepare_all(series, ctx.warmup)
     except ValueError as exc:
         return SloVerdict(False, {"error": str(exc)})
@@ -48,6 +54,20 @@ def check(series: list[Series], ctx: SloContext) -> SloVerdict:
     return SloVerdict(median < threshold, details)
 
 
+def decide_early(series: Series, ctx: SloContext) -> EarlyDecision:
+    """One repetition's slope decided against the threshold with confidence (strict ``<``
+    as in :func:`check`); the median over repetitions is left to the verdict."""
+    try:
+        threshold = threshold_of(ctx)
+    except ValueError as exc:
+        return EarlyDecision(None, str(exc))
+    return trend_decision(series, ctx, threshold, "lt")
+
+
+def _always(properties: Mapping[str, Any]) -> bool:
+    return True
+
+
 LAG_TREND = SloType(
     "lag-trend",
     "OLS slope of consumer lag over time after the warm-up, median over repetitions, "
@@ -55,6 +75,8 @@ LAG_TREND = SloType(
     check,
     sli="lag",
     validate=validate,
+    decide_early=decide_early,
+    cli_threshold=_always,
 )
 
 
