@@ -1,6 +1,8 @@
 """Shared fixtures: one Kafka-protocol broker and one SparkSession per test session.
 
-Both start only when a test asks for them (the e2e tests), so unit tests stay fast.
+At the root so that they reach the tests of the core (tests/) and those that live
+with each plugin (plugins/*/tests/) alike. Both start only when a test asks for them
+(the e2e tests), so unit tests stay fast.
 ``BENCH_TEST_BOOTSTRAP`` points the tests at an existing broker instead.
 """
 

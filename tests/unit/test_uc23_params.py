@@ -1,4 +1,7 @@
-"""UC2/UC3 parameters, default benchmarks and plugin registration (no Spark)."""
+"""What UC2 and UC3 share: registration and the shape of their default benchmarks.
+
+Each plugin's own parameters are tested in its folder (plugins/*/tests).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,6 @@ from typing import Any
 import pytest
 from bench.model import parse_benchmark, validate_benchmark
 from bench.plugins import load_plugins
-from bench_uc2.params import Uc2Params
-from bench_uc3.params import DAY_MS, Uc3Params, time_attribute
 
 
 @pytest.fixture(scope="module")
@@ -34,64 +35,3 @@ def test_default_benchmark_is_valid_and_has_the_shared_shape(registry: Any, name
     load_types = {t["typeName"]: t for t in doc["loadTypes"]}
     assert {"NumSensors", "WindowSize", "MessagePeriod"} <= set(load_types)
     assert load_types["WindowSize"]["patchers"][0]["properties"] == {"key": "windowSizeMs"}
-
-
-def test_uc3_has_its_extra_load_types(registry: Any) -> None:
-    doc = registry.use_cases["uc3"].default_benchmark()
-    keys = {
-        t["typeName"]: t["patchers"][0].get("properties", {}).get("key")
-        for t in doc["loadTypes"]
-    }
-    assert keys["Advance"] == "advanceMs"
-    assert keys["NumOverlappingWindows"] == "numOverlappingWindows"
-    assert keys["NumTimeAttributeValues"] == "timeAttribute"
-
-
-def test_uc2_params_accept_strings_from_the_command_line() -> None:
-    p = Uc2Params.from_mapping({"windowSizeMs": "1000", "allowedLatenessMs": "0", "emitPeriodMs": 2500})
-    assert (p.window_size_ms, p.allowed_lateness_ms, p.trigger_seconds) == (1000, 0, 2.5)
-    assert Uc2Params.from_mapping({}).window_size_ms == 60_000
-    assert Uc2Params.from_mapping({}).trigger_seconds is None
-
-
-@pytest.mark.parametrize(
-    "bad", [{"windowSizeMs": 0}, {"windowSizeMs": "abc"}, {"windowSizeMs": 1.5}, {"allowedLatenessMs": -1}]
-)
-def test_uc2_rejects_bad_params_naming_them(bad: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match=next(iter(bad))):
-        Uc2Params.from_mapping(bad)
-
-
-def test_uc3_defaults_are_the_published_ones() -> None:
-    p = Uc3Params.from_mapping({})
-    assert (p.window_size_ms, p.advance_ms, p.slice_ms) == (3 * DAY_MS, DAY_MS, DAY_MS)
-    assert (p.time_attribute, p.time_zone, p.window_method, p.trigger_seconds) == ("hourOfDay", "UTC", "sliding", 5.0)
-
-
-def test_uc3_overlapping_windows_derive_the_advance() -> None:
-    p = Uc3Params.from_mapping({"windowSizeMs": 600_000, "numOverlappingWindows": "4"})
-    assert (p.advance_ms, p.overlapping_windows, p.slice_ms) == (150_000, 4, 150_000)
-    q = Uc3Params.from_mapping({"windowSizeMs": 250, "advanceMs": 100})
-    assert (q.slice_ms, q.overlapping_windows) == (50, 3)
-
-
-@pytest.mark.parametrize(("raw", "name"), [(24, "hourOfDay"), ("7", "dayOfWeek"), (168.0, "hourOfWeek"),
-                                           ("hourOfWeek", "hourOfWeek")])
-def test_time_attribute_by_name_or_number_of_values(raw: Any, name: str) -> None:
-    assert time_attribute(raw) == name
-
-
-@pytest.mark.parametrize(
-    ("bad", "field"),
-    [
-        ({"timeAttribute": 12}, "timeAttribute"),
-        ({"timeZone": "Mars/Olympus"}, "timeZone"),
-        ({"windowMethod": "tumbling"}, "windowMethod"),
-        ({"advanceMs": 4 * DAY_MS}, "advanceMs"),
-        ({"windowSizeMs": 1000, "numOverlappingWindows": 3}, "numOverlappingWindows"),
-        ({"emitPeriodMs": -5}, "emitPeriodMs"),
-    ],
-)
-def test_uc3_rejects_bad_params_naming_them(bad: dict[str, Any], field: str) -> None:
-    with pytest.raises(ValueError, match=field):
-        Uc3Params.from_mapping(bad)

@@ -2,7 +2,8 @@
 
 Streaming semantics (watermarks, late records, update mode) are covered by the e2e
 tests; here the column expressions and aggregations are checked against numpy and
-``zoneinfo`` on batch data, where ``withWatermark`` is a no-op.
+``zoneinfo`` on batch data, where ``withWatermark`` is a no-op. Marked e2e because
+every test here starts (or shares) a real Spark session.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from bench_uc3.params import Uc3Params
 from bench_uc3.time_attr import time_attribute_column, time_attribute_value
 from bench_uc3.topology import aggregate
 from bench_uc3.topology import to_key_value as uc3_key_value
+
+pytestmark = pytest.mark.e2e
 
 
 def ms(text: str, zone: str = "UTC") -> int:
@@ -67,13 +70,6 @@ def test_time_attribute_matches_zoneinfo_whatever_the_session_zone(session: Any)
         attribute, zone = name.split("@")
         got = [r[name] for r in rows]
         assert got == [time_attribute_value(t, attribute, zone) for t in STAMPS], name
-
-
-def test_reference_time_attributes_are_iso() -> None:
-    monday = ms("2026-03-30T05:10:00")
-    assert time_attribute_value(monday, "dayOfWeek", "UTC") == 1
-    assert time_attribute_value(monday, "hourOfWeek", "UTC") == 5
-    assert time_attribute_value(ms("2026-03-29T23:10:00"), "hourOfWeek", "UTC") == 6 * 24 + 23
 
 
 def random_records(seed: int, sensors: int, span_ms: int, n: int) -> list[tuple[str, int, float]]:
