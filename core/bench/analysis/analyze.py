@@ -1,0 +1,299 @@
+"""Re-evaluate stored lag series with other SLO settings, without running anything.
+
+The procedure is the reference's offline analysis (its ``demand`` notebook code), in
+bench's own functions:
+
+1. per lag file, keep the samples whose time since the file's first sample is at
+   least ``warmup`` seconds, and fit an ordinary least-squares line of lag on time;
+   its slope (records/s) is the repetition's trend;
+2. per (load, resources), the median of the repetitions' slopes (the mean of the two
+   middle ones for an even count);
+3. the experiment passes iff that median < threshold (strict);
+4. demand: per load, the least resources among the passing experiments. Capacity:
+   per resource amount, the greatest passing load.
+
+Differences, all deliberate: a load (or resource amount) with no passing experiment
+stays in the table with no value, where the reference drops it; a repetition with
+fewer than two samples after the warm-up fails its experiment (the reference's
+regression raises on it); ``thresholdRelToLoad`` multiplies the generators' target
+records/s as ``bench run`` does (the reference multiplies the load value: the same
+number when each key sends one record per second). Only the lag trend is
+re-evaluated, as in the reference; experiments where another SLO failed in the run are
+marked, since ``bench run``'s table also required those.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import slo_math
+from bench.analysis.confidence import DEFAULT_CONFIDENCE, Confidence, RepetitionFit, fit_repetition, judge
+from bench.analysis.runs import Key, RunFiles
+from bench.model import ConfigError
+from bench.results import atomic_write, fmt_value, read_series
+
+DEFAULT_THRESHOLD = 2000.0
+DEFAULT_WARMUP = 60.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """SLO settings of a re-evaluation; exactly one threshold form is used."""
+
+    warmup: float
+    threshold: float | None = None
+    threshold_rel_to_load: float | None = None
+    confidence: float = DEFAULT_CONFIDENCE
+
+    def describe(self) -> str:
+        if self.threshold_rel_to_load is not None:
+            form = f"threshold {self.threshold_rel_to_load:g} x load records/s"
+        else:
+            form = f"threshold {self.threshold if self.threshold is not None else DEFAULT_THRESHOLD:g} records/s"
+        return f"{form}, warm-up {self.warmup:g} s"
+
+    def threshold_for(self, run: RunFiles, load: float, resources: float) -> float:
+        if self.threshold_rel_to_load is not None:
+            rate = run.target_rate(load, resources)
+            return self.threshold_rel_to_load * (rate if rate is not None else load)
+        return self.threshold if self.threshold is not None else DEFAULT_THRESHOLD
+
+
+def run_settings(run: RunFiles, threshold: float | None = None, rel_to_load: float | None = None,
+                 warmup: float | None = None, confidence: float = DEFAULT_CONFIDENCE) -> Settings:
+    """The given settings, completed from the run's own configuration, then the defaults."""
+    if threshold is not None and rel_to_load is not None:
+        raise ConfigError("give only one of --threshold and --threshold-rel-to-load")
+    if threshold is None and rel_to_load is None:
+        props = run.lag_slo_properties()
+        if props.get("thresholdRelToLoad") is not None:
+            rel_to_load = float(props["thresholdRelToLoad"])
+        elif props.get("threshold") is not None:
+            threshold = float(props["threshold"])
+        else:
+            threshold = DEFAULT_THRESHOLD
+    if warmup is None:
+        warmup = run.warmup()
+    warmup = DEFAULT_WARMUP if warmup is None else warmup
+    if warmup < 0:
+        raise ConfigError(f"--warmup: {warmup:g} must be >= 0")
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError(f"--confidence: {confidence:g} must lie between 0 and 1")
+    return Settings(warmup, threshold, rel_to_load, confidence)
+
+
+@dataclass
+class ExperimentResult:
+    """One (load, resources) pair re-evaluated; ``error`` says why it failed without a slope."""
+
+    load: float
+    resources: float
+    threshold: float
+    fits: list[RepetitionFit | None] = field(default_factory=list)
+    confidence: Confidence | None = None
+    error: str | None = None
+    other_slos_failed: list[str] = field(default_factory=list)
+    valid: bool = True
+
+    @property
+    def slopes(self) -> list[float | None]:
+        return [f.slope if f is not None else None for f in self.fits]
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and self.confidence is not None and self.confidence.median < self.threshold
+
+    @property
+    def unstable(self) -> bool:
+        return self.confidence is not None and self.confidence.unstable
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "load": self.load,
+            "resources": self.resources,
+            "passed": self.passed,
+            "threshold": self.threshold,
+            "slopes": self.slopes,
+            "intercepts": [f.intercept if f is not None else None for f in self.fits],
+            "confidence": self.confidence.as_dict() if self.confidence is not None else None,
+            "unstable": self.unstable,
+            "error": self.error,
+            "other_slos_failed": self.other_slos_failed,
+            "valid": self.valid,
+        }
+
+
+@dataclass
+class Analysis:
+    run: RunFiles
+    settings: Settings
+    metric: str
+    experiments: dict[Key, ExperimentResult]
+    table: dict[float, float | None]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.run.exp_id,
+            "metric": self.metric,
+            "settings": {
+                "warmup": self.settings.warmup,
+                "threshold": self.settings.threshold,
+                "thresholdRelToLoad": self.settings.threshold_rel_to_load,
+                "confidence": self.settings.confidence,
+            },
+            "table": [{"key": k, "value": v} for k, v in sorted(self.table.items())],
+            "experiments": [e.as_dict() for _, e in sorted(self.experiments.items())],
+        }
+
+
+def after_warmup(path: Path, warmup: float, repetition: int) -> tuple[np.ndarray, np.ndarray]:
+    """Samples at least ``warmup`` s after the file's first row, compared as the reference does.
+
+    The reference subtracts the first timestamp and compares the difference with the
+    warm-up; :func:`bench.slo_math.after_warmup` adds the warm-up to the first timestamp
+    instead. In exact arithmetic both are one rule, in floats they can disagree on a
+    sample that lies exactly at the boundary (with a 5 s sample step and a 60 s warm-up
+    one sample does), so this module follows the reference to the bit. NaN samples are
+    dropped afterwards, as ``bench run`` drops them.
+    """
+    series = read_series(path)
+    t = np.asarray(series.timestamps, dtype=float)
+    v = np.asarray(series.values, dtype=float)
+    if t.size:
+        keep = (t - t[0] >= warmup) & np.isfinite(t) & ~np.isnan(v)
+        t, v = t[keep], v[keep]
+    if t.size < slo_math.MIN_SAMPLES:
+        raise slo_math.InsufficientData(
+            f"repetition {repetition}: {t.size} usable sample(s) after a {warmup:g} s warm-up "
+            f"(of {len(series.values)}), need at least {slo_math.MIN_SAMPLES}"
+        )
+    return t, v
+
+
+def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> ExperimentResult:
+    load, resources = key
+    result = ExperimentResult(load, resources, settings.threshold_for(run, load, resources))
+    record = run.records().get(key) or {}
+    result.valid = bool(record.get("valid", True))
+    result.other_slos_failed = sorted(
+        name for name, details in (record.get("slos") or {}).items()
+        if "lag-trend" not in name and isinstance(details, dict) and details.get("passed") is False
+    )
+    errors = []
+    for f in run.lag_files().get(key, []):
+        try:
+            t, v = after_warmup(f.path, settings.warmup, f.repetition)
+            result.fits.append(fit_repetition(t, v))
+        except slo_math.InsufficientData as exc:
+            result.fits.append(None)
+            errors.append(str(exc))
+    if errors:
+        result.error = "; ".join(errors)
+    fits = [f for f in result.fits if f is not None]
+    if fits:
+        result.confidence = judge(fits, result.threshold, settings.confidence)
+    elif result.error is None:
+        result.error = "no lag series"
+    return result
+
+
+def table_of(metric: str, experiments: dict[Key, ExperimentResult]) -> dict[float, float | None]:
+    """Demand (least passing resources per load) or capacity (greatest passing load per resource)."""
+    table: dict[float, float | None] = {}
+    for (load, resources), e in sorted(experiments.items()):
+        key, value = (load, resources) if metric == "demand" else (resources, load)
+        table.setdefault(key, None)
+        if e.passed:
+            best = table[key]
+            if best is None or (value < best if metric == "demand" else value > best):
+                table[key] = value
+    return table
+
+
+def analyze(run: RunFiles, settings: Settings, metric: str | None = None) -> Analysis:
+    if not run.lag_files():
+        raise ConfigError(f"{run.directory}: exp{run.exp_id} has no lag-trend series "
+                          f"(exp{run.exp_id}_<load>_<resources>_sli_lag-trend_<rep>.csv)")
+    experiments = {key: evaluate_experiment(run, key, settings) for key in run.lag_files()}
+    metric = metric or run.metric()
+    return Analysis(run, settings, metric, experiments, table_of(metric, experiments))
+
+
+def table_csv(metric: str, table: dict[float, float | None]) -> str:
+    """The reference's two columns; a key with no passing value keeps its row, value empty."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["load", "resources"] if metric == "demand" else ["resource", "loads"])
+    for key in sorted(table):
+        value = table[key]
+        writer.writerow([fmt_value(key), "" if value is None else fmt_value(value)])
+    return buf.getvalue()
+
+
+def write(analysis: Analysis, output: Path | None = None) -> tuple[Path, Path]:
+    """The table CSV and a JSON with every number behind it, next to the run by default.
+
+    The default names (``exp<id>-analysis-demand.csv``, ``exp<id>-analysis.json``) never
+    overwrite what the run wrote, and contain no ``_`` after the id, so the reference's
+    notebooks, which split result names on ``_``, do not mistake them for run files.
+    """
+    base = analysis.run.directory / f"exp{analysis.run.exp_id}-analysis"
+    csv_path = output if output is not None else Path(f"{base}-{analysis.metric}.csv")
+    json_path = csv_path.with_suffix(".json") if output is not None else Path(f"{base}.json")
+    atomic_write(csv_path, table_csv(analysis.metric, analysis.table))
+    atomic_write(json_path, json.dumps(analysis.as_dict(), indent=2, allow_nan=False, default=_finite))
+    return csv_path, json_path
+
+
+def _finite(obj: Any) -> Any:
+    return str(obj)
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def format_analysis(analysis: Analysis) -> str:
+    """The table a user reads first, then every experiment with its margin and flag."""
+    run, metric = analysis.run, analysis.metric
+    lines = [f"{metric} (exp{run.exp_id} in {run.directory}, {analysis.settings.describe()}):"]
+    head = ("load", "resources") if metric == "demand" else ("resources", "max load")
+    lines.append(f"  {head[0]:>12}  {head[1]:>12}")
+    for key in sorted(analysis.table):
+        value = analysis.table[key]
+        lines.append(f"  {fmt_value(key):>12}  {fmt_value(value) if value is not None else 'none passed':>12}")
+    pct = f"{analysis.settings.confidence * 100:g}%"
+    lines.append("")
+    lines.append(f"  {'load':>10} {'resources':>9} {'median slope':>12} {pct + ' interval':>23} "
+                 f"{'threshold':>10} {'margin':>10}  verdict")
+    for (load, resources), e in sorted(analysis.experiments.items()):
+        c = e.confidence
+        interval = f"[{_num(c.low)}, {_num(c.high)}]" if c is not None and c.low is not None else "-"
+        verdict = "PASS" if e.passed else "FAIL"
+        notes = []
+        if e.unstable and c is not None:
+            notes.append("unstable: " + ", ".join(
+                w for w, on in (("repetitions disagree", c.disagree), ("margin inside the noise", c.inside_noise))
+                if on))
+        if e.error:
+            notes.append(e.error)
+        if e.other_slos_failed:
+            notes.append(f"in the run also failed: {', '.join(e.other_slos_failed)}")
+        if not e.valid:
+            notes.append("invalid in the run: generator fell behind")
+        lines.append(
+            f"  {fmt_value(load):>10} {fmt_value(resources):>9} {_num(c.median if c else None):>12} "
+            f"{interval:>23} {_num(e.threshold):>10} {_num(c.margin if c else None):>10}  {verdict}"
+            + (f" ({'; '.join(notes)})" if notes else "")
+        )
+    return "\n".join(lines)

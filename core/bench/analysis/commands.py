@@ -1,0 +1,103 @@
+"""``bench analyze``, ``bench report`` and ``bench compare``: offline commands.
+
+Added to the CLI through the ``bench_add_commands`` hook, like a plugin's commands, so
+the core's CLI module does not grow with every analysis. Heavy imports stay inside the
+commands: ``bench --help`` should not pay for numpy. Errors a user can fix are
+``bench.model.ConfigError``, which the CLI group turns into one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from bench.hookspecs import hookimpl
+
+#: ``bench compare`` / ``bench run --expect``: the demand rose (or the capacity fell)
+#: for at least one load; documented in docs/analysis.md
+EXIT_REGRESSION = 3
+
+
+@click.command()
+@click.argument("results", type=click.Path(exists=True, file_okay=False))
+@click.option("--exp", "exp_id", type=int, metavar="N", help="Experiment id in RESULTS (default: the newest).")
+@click.option("--threshold", type=float, metavar="X", help="Lag-trend threshold in records/s (absolute).")
+@click.option("--threshold-rel-to-load", type=float, metavar="X",
+              help="Lag-trend threshold as a fraction of the generated records/s (e.g. 0.01).")
+@click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
+@click.option("--metric", type=click.Choice(["demand", "capacity"]), help="Table to build (default: the run's).")
+@click.option("--confidence", type=float, default=0.95, show_default=True, metavar="P",
+              help="Two-sided confidence of the slope intervals.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Table CSV (default RESULTS/exp<id>-analysis-<metric>.csv; a JSON goes next to it).")
+def analyze(results: str, exp_id: int | None, threshold: float | None, threshold_rel_to_load: float | None,
+            warmup: float | None, metric: str | None, confidence: float, output: str | None) -> None:
+    """Re-evaluate a run's stored lag series with other SLO settings; runs nothing.
+
+    Settings not given are the run's own (its configuration files), else the
+    published defaults (threshold 2000 records/s, warm-up 60 s). Prints the demand (or
+    capacity) table and every experiment's median slope, its confidence interval, its
+    margin to the threshold and an `unstable` flag.
+    """
+    from bench.analysis.analyze import analyze as run_analysis
+    from bench.analysis.analyze import format_analysis, run_settings, write
+    from bench.analysis.runs import open_run
+
+    run = open_run(results, exp_id)
+    settings = run_settings(run, threshold, threshold_rel_to_load, warmup, confidence)
+    result = run_analysis(run, settings, metric)
+    csv_path, json_path = write(result, Path(output) if output else None)
+    click.echo(format_analysis(result))
+    click.echo(f"written: {csv_path}, {json_path}")
+
+
+@click.command()
+@click.argument("old")
+@click.argument("new")
+def compare(old: str, new: str) -> None:
+    """Compare two runs' demand (or capacity) tables; exit 3 when NEW regressed.
+
+    OLD and NEW are results folders (newest run; FOLDER:ID picks one) or table CSVs
+    (exp<id>_demand.csv, exp<id>_capacity.csv). Exit code 3 when the demand rose for
+    any load (or the capacity fell for any resource amount), 0 otherwise, 2 on
+    unreadable input.
+    """
+    from bench.analysis.compare import compare_tables, format_comparison, read_table
+
+    comparison = compare_tables(read_table(old), read_table(new))
+    click.echo(format_comparison(comparison, old, new))
+    if comparison.regressed:
+        sys.exit(EXIT_REGRESSION)
+
+
+@click.command()
+@click.argument("results", nargs=-1, required=True)
+@click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False),
+              help="The HTML file to write.")
+@click.option("--confidence", type=float, default=0.95, show_default=True, metavar="P",
+              help="Two-sided confidence of the slope intervals.")
+def report(results: tuple[str, ...], output: str, confidence: float) -> None:
+    """Write one self-contained HTML page comparing runs (folders, FOLDER:ID for one id).
+
+    The page needs no network: charts are inline SVG. It holds the scalability graphs
+    with a linear-scaling line, every experiment's lag with its trend and margin, the
+    generator accuracy, other SLIs, each run's environment, scaling efficiency and cost.
+    """
+    from bench.analysis.report import build_report
+    from bench.analysis.runs import open_run
+    from bench.results import atomic_write
+
+    html = build_report([open_run(r) for r in results], confidence=confidence)
+    atomic_write(Path(output), html)
+    click.echo(f"report: {output}")
+
+
+COMMANDS = (analyze, compare, report)
+
+
+@hookimpl
+def bench_add_commands(cli: click.Group) -> None:
+    for command in COMMANDS:
+        cli.add_command(command)

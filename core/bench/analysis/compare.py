@@ -1,0 +1,126 @@
+"""Regression check between two demand (or capacity) tables, for CI pipelines.
+
+A regression is a load whose demand rose (more resources needed, or none passing any
+more), or for capacity a resource amount whose greatest passing load fell. Keys
+present in only one table are listed but are no regression: a run with other loads
+is not worse for it.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.model import ConfigError
+from bench.results import fmt_value
+
+Table = dict[float, float | None]
+
+
+@dataclass(frozen=True)
+class TableFile:
+    metric: str
+    table: Table
+
+
+@dataclass(frozen=True)
+class Difference:
+    key: float
+    old: float | None
+    new: float | None
+    regressed: bool
+
+
+@dataclass
+class Comparison:
+    metric: str
+    differences: list[Difference] = field(default_factory=list)
+    only_old: list[float] = field(default_factory=list)
+    only_new: list[float] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        return any(d.regressed for d in self.differences)
+
+
+def _parse_csv(path: Path) -> TableFile:
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.reader(fh) if r]
+    if not rows or [c.strip() for c in rows[0]] not in (["load", "resources"], ["resource", "loads"]):
+        raise ConfigError(f"{path}: not a demand (load,resources) or capacity (resource,loads) CSV")
+    metric = "demand" if rows[0][0].strip() == "load" else "capacity"
+    table: Table = {}
+    for row in rows[1:]:
+        try:
+            key = float(row[0])
+            raw = row[1].strip() if len(row) > 1 else ""
+            value = None if raw in ("", "None", "null", "nan", "NaN") else float(raw)
+        except ValueError:
+            raise ConfigError(f"{path}: row {row!r} is not two numbers") from None
+        table[key] = value
+    return TableFile(metric, table)
+
+
+def read_table(source: str | Path) -> TableFile:
+    """A table from a CSV file, or from a run's result JSON / CSV in a results folder."""
+    path = Path(source)
+    if path.is_file():
+        return _parse_csv(path)
+    from bench.analysis.runs import open_run
+
+    run = open_run(source)
+    metric = run.metric()
+    recorded = run.recorded_table()
+    if recorded is not None:
+        return TableFile(metric, recorded)
+    csv_path = run.directory / f"exp{run.exp_id}_{metric}.csv"
+    if csv_path.is_file():
+        return _parse_csv(csv_path)
+    raise ConfigError(f"{source}: exp{run.exp_id} has no {metric} table yet")
+
+
+def _worse(metric: str, old: float | None, new: float | None) -> bool:
+    if old is None:
+        return False  # nothing passed before: nothing can get worse
+    if new is None:
+        return True
+    return new > old if metric == "demand" else new < old
+
+
+def compare_tables(old: TableFile, new: TableFile) -> Comparison:
+    if old.metric != new.metric:
+        raise ConfigError(f"cannot compare a {old.metric} table with a {new.metric} table")
+    result = Comparison(old.metric)
+    for key in sorted(set(old.table) | set(new.table)):
+        if key not in new.table:
+            result.only_old.append(key)
+        elif key not in old.table:
+            result.only_new.append(key)
+        else:
+            a, b = old.table[key], new.table[key]
+            same = (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b))
+            if not same:
+                result.differences.append(Difference(key, a, b, _worse(old.metric, a, b)))
+    return result
+
+
+def _show(value: float | None) -> str:
+    return "none passed" if value is None else fmt_value(value)
+
+
+def format_comparison(comparison: Comparison, old_name: str, new_name: str) -> str:
+    key_name, value_name = ("load", "resources") if comparison.metric == "demand" else ("resources", "max load")
+    lines = [f"{comparison.metric}: {old_name} -> {new_name}"]
+    if not comparison.differences:
+        lines.append("  no differences on common keys")
+    for d in comparison.differences:
+        verdict = "REGRESSION" if d.regressed else "improved"
+        lines.append(f"  {key_name} {fmt_value(d.key)}: {value_name} {_show(d.old)} -> {_show(d.new)}  {verdict}")
+    if comparison.only_old:
+        lines.append(f"  only in old: {key_name} {', '.join(fmt_value(k) for k in comparison.only_old)}")
+    if comparison.only_new:
+        lines.append(f"  only in new: {key_name} {', '.join(fmt_value(k) for k in comparison.only_new)}")
+    lines.append("result: REGRESSION" if comparison.regressed else "result: no regression")
+    return "\n".join(lines)

@@ -1,0 +1,102 @@
+"""How sure a lag-trend verdict is: the median slope's interval and its margin.
+
+A verdict is the median of the repetitions' OLS slopes compared with a threshold. Two
+things make it fragile, and either flags the experiment ``unstable``:
+
+* the repetitions disagree: some slopes lie below the threshold, some at or above it,
+  so another repetition could have flipped the median;
+* the margin ``threshold - median`` lies inside the noise: ``|median - threshold| <
+  t * se``, with ``se`` the standard error of the median repetition's slope (the mean
+  of the two middle ones for an even count), inflated for the autocorrelated residuals
+  of a micro-batch saw-tooth exactly as early stopping does it
+  (:func:`bench.early_stop.fit`), and ``t`` its Student quantile.
+
+The slope error is imported from :mod:`bench.early_stop`, not re-derived, so that the
+confidence printed here and the confidence that ended a repetition early are the same
+number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from bench import early_stop, slo_math
+
+#: two-sided confidence of the printed intervals; 0.95 as a reader expects of an error bar
+DEFAULT_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class RepetitionFit:
+    """One repetition: slope, intercept (at t = 0 of the epoch axis) and its error."""
+
+    slope: float
+    intercept: float
+    samples: int
+    stderr: float | None = None
+    effective_samples: float | None = None
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """The verdict's numbers: ``margin > 0`` means the median lies below the threshold."""
+
+    median: float
+    threshold: float
+    margin: float
+    low: float | None
+    high: float | None
+    stderr: float | None
+    confidence: float
+    disagree: bool
+    inside_noise: bool
+
+    @property
+    def unstable(self) -> bool:
+        return self.disagree or self.inside_noise
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "unstable": self.unstable}
+
+
+def fit_repetition(t: np.ndarray, v: np.ndarray) -> RepetitionFit:
+    """OLS slope as the verdict computes it, plus its error when three samples allow one."""
+    slope, intercept = slo_math.slope(t, v)
+    try:
+        trend = early_stop.fit(t, v)
+    except (slo_math.InsufficientData, ZeroDivisionError, ValueError):
+        return RepetitionFit(slope, intercept, int(t.size))
+    stderr = trend.stderr if math.isfinite(trend.stderr) else None
+    return RepetitionFit(slope, intercept, int(t.size), stderr, trend.effective_samples)
+
+
+def _middle(fits: Sequence[RepetitionFit]) -> list[RepetitionFit]:
+    ordered = sorted(fits, key=lambda f: f.slope)
+    mid = len(ordered) // 2
+    return [ordered[mid]] if len(ordered) % 2 else [ordered[mid - 1], ordered[mid]]
+
+
+def judge(fits: Sequence[RepetitionFit], threshold: float, confidence: float = DEFAULT_CONFIDENCE) -> Confidence:
+    """The median slope's interval and whether the verdict on it is unstable."""
+    if not fits:
+        raise slo_math.InsufficientData("no repetition has a slope")
+    median = float(np.median([f.slope for f in fits]))
+    below = [f.slope < threshold for f in fits]
+    disagree = any(below) and not all(below)
+    middle = _middle(fits)
+    errors = [f.stderr for f in middle]
+    dofs = [f.effective_samples for f in middle]
+    if any(e is None for e in errors) or any(d is None for d in dofs):
+        return Confidence(median, threshold, threshold - median, None, None, None, confidence, disagree, False)
+    # The mean of two independent slopes has half the root of their summed variances.
+    stderr = math.sqrt(sum(float(e) ** 2 for e in errors if e is not None)) / len(errors)
+    dof = max(1.0, min(float(d) for d in dofs if d is not None) - 2.0)
+    half = early_stop.t_quantile(0.5 + confidence / 2.0, dof) * stderr
+    inside = abs(median - threshold) < half
+    return Confidence(median, threshold, threshold - median, median - half, median + half, stderr, confidence,
+                      disagree, inside)

@@ -1,0 +1,204 @@
+"""One run's files in a results folder, found by the names METHOD.md fixes.
+
+The reference's notebooks find lag series by the substring ``lag-trend`` and split
+names on ``_``; this module parses the same names with one exact pattern, so that
+``exp1`` never picks up ``exp10``'s files (the reference's ``startswith("exp1")``
+would) and a stray file cannot shift a column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.model import ConfigError
+
+#: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
+SLI_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_sli_([^_]+)_(\d+)\.csv$")
+#: the reference finds lag series by this substring of the SLI (SLO) name
+LAG_TREND = "lag-trend"
+
+Key = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class SliFile:
+    """One repetition's series of one SLI for one (load, resources) pair."""
+
+    load: float
+    resources: float
+    name: str
+    repetition: int
+    path: Path
+
+
+@dataclass
+class RunFiles:
+    """Everything one experiment id left in a folder; JSON documents are None when absent."""
+
+    directory: Path
+    exp_id: int
+    sli: list[SliFile] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    execution: dict[str, Any] | None = None
+    benchmark: dict[str, Any] | None = None
+    environment: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.directory.name or self.directory}/exp{self.exp_id}"
+
+    def lag_files(self) -> dict[Key, list[SliFile]]:
+        """Lag series per (load, resources), repetitions in order."""
+        grouped: dict[Key, list[SliFile]] = {}
+        for f in self.sli:
+            if LAG_TREND in f.name:
+                grouped.setdefault((f.load, f.resources), []).append(f)
+        for files in grouped.values():
+            files.sort(key=lambda f: (f.repetition, f.name))
+        return dict(sorted(grouped.items()))
+
+    def other_sli_names(self) -> list[str]:
+        """SLIs other than the lag (dropped records, informational ones), if any were stored."""
+        return sorted({f.name for f in self.sli if LAG_TREND not in f.name})
+
+    def metric(self) -> str:
+        """demand or capacity, as the run was configured (demand when nothing says)."""
+        ex = (self.execution or {}).get("execution") or {}
+        metric = ex.get("metric") or (self.result or {}).get("metric") or "demand"
+        return "capacity" if metric == "capacity" else "demand"
+
+    def records(self) -> dict[Key, dict[str, Any]]:
+        """The run's own experiment records (result JSON) per (load, resources)."""
+        out: dict[Key, dict[str, Any]] = {}
+        for e in (self.result or {}).get("experiments") or []:
+            try:
+                out[(float(e["load"]), float(e["resources"]))] = e
+            except (KeyError, TypeError, ValueError):
+                continue
+        return out
+
+    def recorded_table(self) -> dict[float, float | None] | None:
+        """The demand/capacity table the run itself wrote into its result JSON."""
+        rows = (self.result or {}).get("table")
+        if not isinstance(rows, list):
+            return None
+        table: dict[float, float | None] = {}
+        for row in rows:
+            value = row.get("value")
+            table[float(row["key"])] = None if value is None else float(value)
+        return table
+
+    def lag_slo_properties(self) -> dict[str, Any]:
+        """The run's lag-trend SLO properties (benchmark, then execution overrides)."""
+        props: dict[str, Any] = {}
+        name = None
+        for slo in (self.benchmark or {}).get("slos") or []:
+            if slo.get("sloType") == LAG_TREND or LAG_TREND in str(slo.get("name", "")):
+                props.update(slo.get("properties") or {})
+                name = slo.get("name")
+                break
+        for override in (self.execution or {}).get("slos") or []:
+            if override.get("name") == name:
+                props.update(override.get("properties") or {})
+        return props
+
+    def warmup(self) -> float | None:
+        props = self.lag_slo_properties()
+        if props.get("warmup") is not None:
+            return float(props["warmup"])
+        ex = (self.execution or {}).get("execution") or {}
+        return float(ex["warmup"]) if ex.get("warmup") is not None else None
+
+    def sample_interval(self) -> float | None:
+        ex = (self.execution or {}).get("execution") or {}
+        return float(ex["sampleInterval"]) if ex.get("sampleInterval") is not None else None
+
+    def load_type(self) -> str:
+        load = (self.execution or {}).get("load") or {}
+        return str(load.get("loadType") or "load")
+
+    def resource_type(self) -> str:
+        res = (self.execution or {}).get("resources") or {}
+        return str(res.get("resourceType") or "resources")
+
+    def target_rate(self, load: float, resources: float) -> float | None:
+        """Records/s the generators were asked for (median over repetitions), if recorded.
+
+        ``thresholdRelToLoad`` is relative to this rate, as in ``bench run``; it equals
+        the load value when each key sends one record per second.
+        """
+        record = self.records().get((load, resources))
+        if record is None:
+            return None
+        per_rep: dict[int, float] = {}
+        for g in record.get("generators") or []:
+            rep = int(g.get("repetition", 0))
+            per_rep[rep] = per_rep.get(rep, 0.0) + float(g.get("target_rate") or 0.0)
+        rates = sorted(r for r in per_rep.values() if r > 0)
+        if not rates:
+            return None
+        mid = len(rates) // 2
+        return rates[mid] if len(rates) % 2 else (rates[mid - 1] + rates[mid]) / 2.0
+
+
+def _json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not readable JSON ({exc})") from None
+    return doc if isinstance(doc, dict) else None
+
+
+def experiment_ids(directory: Path) -> list[int]:
+    """Ids with any result file: a folder of bare CSVs (copied from a notebook) counts."""
+    ids: set[int] = set()
+    pattern = re.compile(r"^exp(\d+)[_-]")
+    for entry in directory.iterdir():
+        match = pattern.match(entry.name)
+        if match:
+            ids.add(int(match.group(1)))
+    return sorted(ids)
+
+
+def open_run(path: str | Path, exp_id: int | None = None) -> RunFiles:
+    """The run ``exp_id`` (default: the newest) in folder ``path``.
+
+    ``path`` may also be ``FOLDER:ID`` so that one command line can name two runs of
+    one folder (``bench report results:0 results:1``).
+    """
+    raw = str(path)
+    folder = Path(raw)
+    if not folder.is_dir() and ":" in raw:
+        head, _, tail = raw.rpartition(":")
+        if tail.isdigit() and Path(head).is_dir():
+            folder, exp_id = Path(head), int(tail) if exp_id is None else exp_id
+    if not folder.is_dir():
+        raise ConfigError(f"{raw}: not a results folder")
+    ids = experiment_ids(folder)
+    if not ids:
+        raise ConfigError(f"{folder}: no result files (exp<id>_...) in this folder")
+    if exp_id is None:
+        exp_id = ids[-1]
+    elif exp_id not in ids:
+        raise ConfigError(f"{folder}: no files of exp{exp_id} (found {', '.join(f'exp{i}' for i in ids)})")
+    run = RunFiles(folder, exp_id)
+    for entry in sorted(folder.iterdir()):
+        match = SLI_FILE.match(entry.name)
+        if not match or int(match.group(1)) != exp_id:
+            continue
+        try:
+            load, resources = float(match.group(2)), float(match.group(3))
+        except ValueError:
+            continue
+        run.sli.append(SliFile(load, resources, match.group(4), int(match.group(5)), entry))
+    run.result = _json(folder / f"exp{exp_id}-result.json")
+    run.execution = _json(folder / f"exp{exp_id}-execution-configuration.json")
+    run.benchmark = _json(folder / f"exp{exp_id}-benchmark-configuration.json")
+    run.environment = _json(folder / f"exp{exp_id}-environment.json")
+    return run
