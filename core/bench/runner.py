@@ -159,12 +159,16 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if platform not in registry.platforms:
         known = ", ".join(sorted(registry.platforms))
         raise ConfigError(f"--platform: {platform!r} is not one of {known}")
+    if (opts.get("brokers") or 1) > 1 and (opts.get("broker") or DEFAULT_BROKER) != "kafka":
+        raise ConfigError(f"--brokers {opts.get('brokers')}: only the embedded Apache Kafka (--broker kafka) "
+                          "runs as a cluster")
     params = _parse_sets(opts.get("sets") or ())
     platform_options = {
         "platform": platform,
         "bootstrap_servers": opts.get("bootstrap_servers") or bench.kafkaConfig.bootstrapServer,
         "spark_master": opts.get("spark_master"),
         "broker": opts.get("broker") or DEFAULT_BROKER,
+        "brokers": opts.get("brokers") or 1,
         "namespace": opts.get("namespace"),
         "sample_interval": execution.execution.sampleInterval,
         "spark_mode": opts.get("spark_mode"),

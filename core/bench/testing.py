@@ -70,23 +70,9 @@ TEST_TOPIC_CONFIG = {"retention.ms": "-1", "retention.bytes": "-1"}
 
 def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 10.0) -> None:
     """Create real topics {name: partitions} that never delete records; an existing topic is fine."""
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from bench.runtime.kafka_admin import create_topics_sync
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = [NewTopic(n, p, 1, config=dict(TEST_TOPIC_CONFIG)) for n, p in topics.items()]
-    futures = admin.create_topics(new, operation_timeout=timeout)
-    for name, fut in futures.items():
-        try:
-            fut.result(timeout)
-        except Exception as exc:  # noqa: BLE001 - already-exists is fine, others re-raised
-            if "exist" not in str(exc).lower():
-                raise RuntimeError(f"creating topic {name}: {exc}") from exc
-    deadline = time.monotonic() + timeout
-    for name, parts in topics.items():  # a brand-new topic may report no partitions for a moment
-        while len(admin.list_topics(name, timeout=timeout).topics[name].partitions) < parts:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"topic {name} has no partitions after {timeout} s")
-            time.sleep(0.1)
+    create_topics_sync(bootstrap, topics, TEST_TOPIC_CONFIG)
 
 
 def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
@@ -227,16 +213,20 @@ def run_topology(
     idle_seconds: float = 1.5,
     max_records_per_trigger: int | None = None,
     step_limit_s: float = 120.0,
+    connector: str | None = None,
 ) -> TopologyResult:
     """Run ``use_case``'s topology over ``inputs`` (one mapping or a list of steps).
 
     ``partitions`` overrides every topic's partition count (default: the benchmark's
     ``kafkaConfig``, else 1). ``params`` are merged over ``use_case.default_params``.
     ``spark`` defaults to a new local[1] session (pass the shared fixture in tests).
+    ``connector``: ``native`` (Spark's own, the default when installed) or ``python``.
     See the module docstring for what the result holds.
     """
+    from bench.runtime.jars import default_connector
     from bench.runtime.spark_session import build_session, progress_listener
 
+    connector = connector or default_connector()
     if use_case.topology is None:
         raise ValueError(f"use case {use_case.name!r} has no Spark topology")
     steps: list[Inputs] = [inputs] if isinstance(inputs, Mapping) else list(inputs)
@@ -251,12 +241,12 @@ def run_topology(
     spark = spark or build_session("local[1]", "bench-test", instances)
     group = group_id or f"bench-test-{suffix}"
     merged = {**dict(use_case.default_params), **dict(params or {})}
-    ctx = build_context(spark, bootstrap_servers, topics, group, merged, instances, "python", max_records_per_trigger)
+    ctx = build_context(spark, bootstrap_servers, topics, group, merged, instances, connector, max_records_per_trigger)
     plan = use_case.topology(ctx)
     totals = ProgressTotals()
     listener = progress_listener(spark)
     with tempfile.TemporaryDirectory(prefix="bench-ckpt-") as ckpt:
-        query = start_query(plan, ctx, bootstrap_servers, ckpt, trigger_seconds, "python", f"test_{suffix}")
+        query = start_query(plan, ctx, bootstrap_servers, ckpt, trigger_seconds, connector, f"test_{suffix}")
         listener.watch(str(query.id), totals.add)
         try:
             for step in steps:

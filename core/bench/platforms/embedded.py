@@ -1,8 +1,8 @@
 """The ``embedded`` and ``external`` platforms: everything as local child processes.
 
-``embedded`` starts a Kafka-protocol broker (``bench.runtime.broker``) unless
-``bootstrap_servers`` is given, and runs the SUT with local Spark; ``external`` is
-the same class pointed at an existing Kafka (and optionally Spark) cluster.
+``embedded`` starts a broker (``bench.runtime.broker``: Apache Kafka when installed,
+one KRaft node or ``brokers`` nodes) unless ``bootstrap_servers`` is given, and runs
+the SUT with local Spark; ``external`` is the same class pointed at an existing Kafka (and optionally Spark) cluster.
 
 Every SUT and generator instance is a separate process (``python -m ...``) speaking
 JSON lines on stdout, so that they use real cores in parallel, cannot block the
@@ -12,10 +12,12 @@ run: children are killed on stop, ``close()``, errors, Ctrl-C (the engine's
 SIGKILLed (``PR_SET_PDEATHSIG``).
 
 Options (a mapping; unknown keys are ignored so the CLI can pass more):
-``bootstrap_servers`` (None: start the embedded broker), ``broker`` (tansu|noida),
+``bootstrap_servers`` (None: start the embedded broker), ``broker`` (kafka|noida|tansu;
+default kafka when installed), ``brokers`` (nodes of the embedded Kafka cluster, 1 or 3),
 ``spark_master`` (None: decided by ``spark_mode``), ``spark_mode`` (local|standalone),
 ``trigger_seconds``, ``sample_interval``, ``metrics_port``, ``max_records_per_trigger``,
-``connector`` (python|native), ``sut_start_timeout``.
+``connector`` (native|python; default native when Spark's connector is installed),
+``sut_start_timeout``.
 
 Default ``spark_mode`` is ``local`` (``local[N]`` inside the driver's JVM): on one
 machine it gives N task slots like N one-core workers do, but without N + 1 extra
@@ -48,7 +50,8 @@ from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys
 from bench.patching import find_kind
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime import procs
-from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, BrokerHandle, start_broker
+from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, Broker, fallback_note, start_broker
+from bench.runtime.jars import default_connector
 from bench.runtime.lag import LagSampler, create_topics, delete_topics
 from bench.runtime.spark_cluster import SparkCluster
 
@@ -130,7 +133,7 @@ class EmbeddedPlatform:
         self.options = dict(options)
         self.name = str(options.get("platform") or ("external" if options.get("bootstrap_servers") else "embedded"))
         self.bootstrap_servers: str | None = options.get("bootstrap_servers") or None
-        self.broker: BrokerHandle | None = None
+        self.broker: Broker | None = None
         self.spark_mode = str(options.get("spark_mode") or "local")
         if self.spark_mode not in ("local", "standalone"):
             raise ValueError(f"spark_mode must be 'local' or 'standalone', got {self.spark_mode!r}")
@@ -144,7 +147,11 @@ class EmbeddedPlatform:
     async def open(self) -> None:
         procs.install_sigterm_handler()
         if self.bootstrap_servers is None:
-            self.broker = await start_broker(str(self.options.get("broker") or DEFAULT_KIND))
+            kind = str(self.options.get("broker") or DEFAULT_KIND)
+            note = fallback_note(kind)
+            if note:
+                log.warning(note)
+            self.broker = await start_broker(kind, nodes=int(self.options.get("brokers") or 1))
             self.bootstrap_servers = self.broker.bootstrap_servers
             log.info("embedded broker %s at %s", self.broker.kind, self.bootstrap_servers)
         port = self.options.get("metrics_port")
@@ -162,6 +169,11 @@ class EmbeddedPlatform:
                 await self.broker.stop()
                 self.broker = None
                 self.bootstrap_servers = self.options.get("bootstrap_servers") or None
+
+    @property
+    def connector(self) -> str:
+        """Spark's Kafka I/O: ``native`` whenever its JARs are installed, unless the user chose."""
+        return str(self.options.get("connector") or default_connector())
 
     @property
     def servers(self) -> str:
@@ -291,7 +303,7 @@ class EmbeddedPlatform:
             "trigger_seconds": self.options.get("trigger_seconds"),
             "max_records_per_trigger": self.options.get("max_records_per_trigger"),
             "checkpoint_dir": os.path.join(run.dir, "checkpoint"),
-            "connector": self.options.get("connector") or "python",
+            "connector": self.connector,
         }
         run.spark = True
         run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark_driver", payload))

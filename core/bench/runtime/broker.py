@@ -1,11 +1,16 @@
-"""An embedded Kafka-protocol broker, started as a subprocess on a loopback port.
+"""The embedded broker, started as child process(es) on loopback ports.
 
-No Apache Kafka installs from PyPI, so the embedded platform runs one of the
-Kafka-compatible brokers that do (see ENVIRONMENT.md). Which one is a registry entry
-(:data:`BROKER_KINDS`): a function from (port, data dir) to a command line. A user
-with another broker adds a kind or passes ``BENCH_BROKER_COMMAND``, a template with
-``{port}`` and ``{data_dir}``; a user with a real cluster passes bootstrap servers and
-never gets here.
+The default is Apache Kafka (``kafka``: :mod:`bench.runtime.kafka_broker`, from the
+JARs that scripts/install fetches through Maven), one KRaft node or a cluster of
+``nodes``. Where Kafka is not installed, bench falls back to a Kafka-protocol broker
+from PyPI and says so (:func:`fallback_note`). Those one-process kinds are registry
+entries (:data:`BROKER_KINDS`): a function from (port, data dir) to a command line. A
+user with another broker adds a kind or passes ``BENCH_BROKER_COMMAND``, a template
+with ``{port}`` and ``{data_dir}``; a user with a real cluster passes bootstrap
+servers and never gets here.
+
+What follows is the history of the PyPI kinds, measured before Apache Kafka could be
+installed here.
 
 Measured here (tests/e2e/test_broker.py; aiokafka, 4 partitions, 64-byte JSON):
 both kinds pass every call the runtime makes (create/delete topics, batch produce,
@@ -42,10 +47,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.runtime import procs
 
-DEFAULT_KIND = "noida"
 COMMAND_ENV = "BENCH_BROKER_COMMAND"
 START_TIMEOUT_S = 30.0
 
@@ -80,9 +85,35 @@ def _noida(port: int, data_dir: str) -> list[str]:
 
 #: kind -> command builder(port, data_dir). Add entries to support other brokers.
 BROKER_KINDS: dict[str, Callable[[int, str], list[str]]] = {"tansu": _tansu, "noida": _noida}
+#: Apache Kafka, started by bench.runtime.kafka_broker (a format step, N nodes, readiness
+#: by metadata): not a one-command kind.
+KAFKA = "kafka"
+#: every kind ``--broker`` takes
+KINDS: tuple[str, ...] = (KAFKA, *sorted(BROKER_KINDS))
 #: how the lag sampler must read end offsets from each kind (see bench.runtime.lag):
-#: tansu's ListOffsets(latest) is one producer batch short, noida's is exact.
-END_OFFSETS_BY_KIND: dict[str, str] = {"tansu": "fetch", "noida": "listoffsets"}
+#: tansu's ListOffsets(latest) is one producer batch short, noida's and Kafka's are exact.
+END_OFFSETS_BY_KIND: dict[str, str] = {"tansu": "fetch", "noida": "listoffsets", KAFKA: "listoffsets"}
+#: the fallback when Apache Kafka is not installed
+FALLBACK_KIND = "noida"
+
+
+def default_kind() -> str:
+    """Apache Kafka when scripts/install fetched it, else the PyPI broker noida."""
+    from bench.runtime.jars import kafka_jars
+
+    return KAFKA if kafka_jars() is not None else FALLBACK_KIND
+
+
+def fallback_note(kind: str) -> str | None:
+    """One line saying why the broker is not Apache Kafka when the user did not choose (else None)."""
+    if kind == FALLBACK_KIND and default_kind() == FALLBACK_KIND:
+        from bench.runtime.jars import INSTALL_HINT
+
+        return f"Apache Kafka is not installed ({INSTALL_HINT}): using the PyPI broker {FALLBACK_KIND!r} instead"
+    return None
+
+
+DEFAULT_KIND = default_kind()
 
 
 def free_port() -> int:
@@ -134,7 +165,14 @@ class BrokerHandle:
         await asyncio.to_thread(self.stop_sync)
 
 
-def _accepts(port: int) -> bool:
+if TYPE_CHECKING:
+    from bench.runtime.kafka_broker import KafkaCluster
+
+    #: what the start functions return: a one-process broker or an Apache Kafka cluster
+    Broker = BrokerHandle | KafkaCluster
+
+
+def accepts(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
@@ -160,7 +198,7 @@ def _launch(kind: str, port: int | None) -> tuple[BrokerHandle, subprocess.Popen
 
 
 def _check(handle: BrokerHandle, proc: subprocess.Popen[bytes], cmd: list[str], deadline: float) -> bool:
-    if _accepts(handle.port):
+    if accepts(handle.port):
         return True
     if proc.poll() is not None or time.monotonic() > deadline:
         tail = handle.log_tail()
@@ -170,8 +208,13 @@ def _check(handle: BrokerHandle, proc: subprocess.Popen[bytes], cmd: list[str], 
     return False
 
 
-def start_broker_sync(kind: str = DEFAULT_KIND, port: int | None = None) -> BrokerHandle:
-    """Start the broker and return once it accepts connections."""
+def start_broker_sync(kind: str = DEFAULT_KIND, port: int | None = None, nodes: int = 1) -> Broker:
+    """Start the broker and return once it accepts connections (Kafka: serves metadata)."""
+    if kind == KAFKA and not os.environ.get(COMMAND_ENV):
+        from bench.runtime import kafka_broker
+
+        return kafka_broker.start_sync(nodes, [port] if port else None)
+    _single_node(kind, nodes)
     handle, proc, cmd = _launch(kind, port)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _check(handle, proc, cmd, deadline):
@@ -179,7 +222,12 @@ def start_broker_sync(kind: str = DEFAULT_KIND, port: int | None = None) -> Brok
     return handle
 
 
-async def start_broker(kind: str = DEFAULT_KIND, port: int | None = None) -> BrokerHandle:
+async def start_broker(kind: str = DEFAULT_KIND, port: int | None = None, nodes: int = 1) -> Broker:
+    if kind == KAFKA and not os.environ.get(COMMAND_ENV):
+        from bench.runtime import kafka_broker
+
+        return await kafka_broker.start(nodes, [port] if port else None)
+    _single_node(kind, nodes)
     handle, proc, cmd = _launch(kind, port)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _check(handle, proc, cmd, deadline):
@@ -187,19 +235,25 @@ async def start_broker(kind: str = DEFAULT_KIND, port: int | None = None) -> Bro
     return handle
 
 
+def _single_node(kind: str, nodes: int) -> None:
+    if nodes != 1:
+        raise BrokerError(f"broker {kind!r} runs one node only; --brokers {nodes} needs --broker {KAFKA}")
+
+
 @contextlib.contextmanager
-def running_broker(kind: str = DEFAULT_KIND, port: int | None = None) -> Iterator[BrokerHandle]:
+def running_broker(kind: str = DEFAULT_KIND, port: int | None = None, nodes: int = 1) -> Iterator[Broker]:
     """``with running_broker() as b: b.bootstrap_servers`` (tests, scripts)."""
-    handle = start_broker_sync(kind, port)
+    handle = start_broker_sync(kind, port, nodes)
     try:
         yield handle
     finally:
         handle.stop_sync()
 
 
-if __name__ == "__main__":  # python -m bench.runtime.broker [kind]: run one until Ctrl-C
+if __name__ == "__main__":  # python -m bench.runtime.broker [kind [nodes]]: run one until Ctrl-C
     procs.install_sigterm_handler()  # SIGTERM cleans up too
-    with running_broker(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_KIND) as b:
+    with running_broker(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_KIND,
+                        nodes=int(sys.argv[2]) if len(sys.argv) > 2 else 1) as b:
         print(b.bootstrap_servers, flush=True)
         with contextlib.suppress(KeyboardInterrupt, SystemExit):
             while b.alive():

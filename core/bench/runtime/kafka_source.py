@@ -244,6 +244,18 @@ def parse_offset(offset: Mapping[str, Any]) -> tuple[str, dict[int, int]]:
     return str(offset["topic"]), {int(p): int(v) for p, v in dict(offset["offsets"]).items()}
 
 
+def parse_any_offset(offset: Mapping[str, Any]) -> dict[str, dict[int, int]]:
+    """Topic -> partition -> next offset, from this source's or Spark's ``kafka`` source's JSON.
+
+    Spark's connector writes ``{"topic": {"0": 12, "1": 7}}`` (several topics when it
+    subscribes to several); this source writes ``{"topic": name, "offsets": {...}}``.
+    """
+    if isinstance(offset.get("topic"), str) and isinstance(offset.get("offsets"), Mapping):
+        topic, offsets = parse_offset(offset)
+        return {topic: offsets}
+    return {str(t): {int(p): int(v) for p, v in dict(parts).items()} for t, parts in offset.items()}
+
+
 class KafkaStreamReader(DataSourceStreamReader):
     def __init__(self, options: Mapping[str, str], schema: StructType | None = None) -> None:
         self.columns = output_columns(schema)
@@ -586,23 +598,23 @@ class OffsetCommitter:
             if not raw:
                 continue
             try:
-                offset = json.loads(raw)
-                topic, offsets = parse_offset(offset)
-            except (ValueError, KeyError, TypeError):
+                per_topic = parse_any_offset(json.loads(raw))
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # another kind of source
-            target = self._groups.get(topic)
-            if target is None or not offsets:
-                continue
-            client = self._clients.get(target)
-            if client is None:
-                from confluent_kafka import Consumer
+            for topic, offsets in per_topic.items():
+                target = self._groups.get(topic)
+                if target is None or not offsets:
+                    continue
+                client = self._clients.get(target)
+                if client is None:
+                    from confluent_kafka import Consumer
 
-                client = Consumer(_client_conf(target[0], target[1]))
-                self._clients[target] = client
-            client.commit(
-                offsets=[TopicPartition(topic, p, o) for p, o in sorted(offsets.items())],
-                asynchronous=False,
-            )
+                    client = Consumer(_client_conf(target[0], target[1]))
+                    self._clients[target] = client
+                client.commit(
+                    offsets=[TopicPartition(topic, p, o) for p, o in sorted(offsets.items())],
+                    asynchronous=False,
+                )
 
     def close(self) -> None:
         for client in self._clients.values():

@@ -1,4 +1,4 @@
-"""Consumer lag of the SUT's group, and the topic housekeeping around it.
+"""Consumer lag of the SUT's group (topic housekeeping: :mod:`bench.runtime.kafka_admin`).
 
 Lag = sum over the input partitions of (end offset - committed offset), each term
 clamped at 0. End offsets come from one ListOffsets(latest) request per broker
@@ -22,8 +22,10 @@ import time
 from collections.abc import Iterable, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
+
+from bench.runtime.kafka_admin import create_topics, delete_topics  # noqa: F401 - re-exported
 
 FETCH_WAIT_S = 5.0
 #: how often a fetch-method sample checks whether every partition has answered (s)
@@ -168,51 +170,3 @@ class LagSampler:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-async def create_topics(bootstrap_servers: str, topics: Iterable[tuple[str, int]]) -> None:
-    """Create topics (name, partitions); existing ones are left alone.
-
-    Use fresh names per experiment: tansu auto-creates topics that clients still ask
-    for, so a delete followed by a create of the same name can race with stragglers.
-    """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
-    await admin.start()
-    try:
-        new = [NewTopic(name, num_partitions=parts, replication_factor=1) for name, parts in topics]
-        if not new:
-            return
-        try:
-            await admin.create_topics(new)
-        except TopicAlreadyExistsError:
-            pass
-        await _wait_for_partitions(admin, {t.name: t.num_partitions for t in new})
-    finally:
-        await admin.close()
-
-
-async def _wait_for_partitions(admin: AIOKafkaAdminClient, wanted: dict[str, int], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        described = await admin.describe_topics(list(wanted))
-        ready = {
-            d["topic"]
-            for d in described
-            if d.get("error_code", 0) == 0 and len(d.get("partitions", [])) >= wanted[d["topic"]]
-        }
-        if ready >= set(wanted):
-            return
-        await asyncio.sleep(0.1)
-
-
-async def delete_topics(bootstrap_servers: str, names: Iterable[str]) -> None:
-    names = list(names)
-    if not names:
-        return
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
-    await admin.start()
-    try:
-        with contextlib.suppress(UnknownTopicOrPartitionError):
-            await admin.delete_topics(names)
-    finally:
-        await admin.close()

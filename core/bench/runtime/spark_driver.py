@@ -20,6 +20,7 @@ and SIGINT stop the query and Spark and exit 0.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import signal
@@ -214,8 +215,8 @@ def warm_up(
 
     from confluent_kafka import Producer
 
+    from bench.runtime.kafka_admin import create_topics_sync, delete_topics_sync
     from bench.runtime.kafka_source import EndOffsetProbe
-    from bench.testing import create_topics
 
     began = time.monotonic()
     suffix = uuid.uuid4().hex[:8]
@@ -225,7 +226,7 @@ def warm_up(
         sizes = {warm[k]: max(1, len(probe.partitions(real))) for k, real in topics.items()}
     finally:
         probe.close()
-    create_topics(bootstrap, sizes)
+    create_topics_sync(bootstrap, sizes)
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
     for logical, real in warm.items():
         if logical in ("output",):
@@ -247,18 +248,9 @@ def warm_up(
             query.stop()
     finally:
         shutil.rmtree(ckpt, ignore_errors=True)
-        _delete_topics(bootstrap, list(sizes))
+        with contextlib.suppress(Exception):  # leftover warm-up topics are harmless
+            delete_topics_sync(bootstrap, list(sizes))
     return time.monotonic() - began
-
-
-def _delete_topics(bootstrap: str, names: list[str]) -> None:
-    from confluent_kafka.admin import AdminClient
-
-    try:
-        for fut in AdminClient({"bootstrap.servers": bootstrap}).delete_topics(names).values():
-            fut.result(10)
-    except Exception:  # noqa: BLE001 - leftover warm-up topics are harmless
-        pass
 
 
 def wait_ready(query: StreamingQuery, stop: threading.Event, timeout_s: float = 120.0) -> None:
@@ -333,6 +325,7 @@ def lookup_use_case(name: str) -> UseCase:
 
 
 def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _emit) -> int:
+    from bench.runtime.jars import default_connector
     from bench.runtime.spark_session import build_session, progress_listener, stop_session
 
     use_case = lookup_use_case(str(spec["use_case"]))
@@ -340,7 +333,7 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _em
         raise ValueError(f"use case {use_case.name!r} has no Spark topology")
     instances = int(spec.get("instances") or 1)
     master = spec.get("spark_master") or f"local[{instances}]"
-    connector = str(spec.get("connector") or "python")
+    connector = str(spec.get("connector") or default_connector())
     bootstrap = str(spec["bootstrap_servers"])
     spark = build_session(master, f"bench-{use_case.name}", instances)
     stop = threading.Event()

@@ -40,14 +40,23 @@ def build_session(
     shuffle_partitions: int = 1,
     conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """A quiet session with the bench-kafka data source and listener registered."""
+    """A quiet session with the bench-kafka data source and listener registered.
+
+    Spark's own ``kafka`` source and sink are on its classpath whenever scripts/install
+    fetched the connector (:func:`bench.runtime.jars.connector_jars`).
+    """
     from pyspark.sql import SparkSession
+
+    from bench.runtime.jars import connector_jars
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(_DEFAULT_CONF)
     settings["spark.sql.shuffle.partitions"] = str(max(1, shuffle_partitions))
+    jars = connector_jars()
+    if jars:
+        settings["spark.jars"] = ",".join(jars)
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)

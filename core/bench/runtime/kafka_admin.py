@@ -1,0 +1,99 @@
+"""Creating and deleting topics: the one place every part of bench does it.
+
+The engine's platforms, the SUT driver's warm-up and the test harness all need topics
+made and removed; this module is the only one that talks to the admin API for that,
+so replication, topic settings and "already exists" are handled once. Sync callers
+(the Spark driver process, the test harness) use the ``*_sync`` wrappers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable, Mapping
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+
+#: the replication factor asked for when a cluster has this many brokers or more
+MAX_REPLICATION = 3
+
+
+def _replication(admin: AIOKafkaAdminClient) -> int:
+    """min(3, brokers): a one-node broker needs 1, a three-node cluster gets 3 copies."""
+    try:
+        brokers = len(admin._client.cluster.brokers())  # metadata fetched at start()
+    except Exception:  # noqa: BLE001 - older or partial brokers: one copy always works
+        brokers = 1
+    return max(1, min(MAX_REPLICATION, brokers))
+
+
+async def create_topics(
+    bootstrap_servers: str,
+    topics: Iterable[tuple[str, int]],
+    config: Mapping[str, str] | None = None,
+    replication: int | None = None,
+) -> None:
+    """Create topics (name, partitions) and wait until they have their partitions.
+
+    Existing ones are left alone. Use fresh names per experiment: brokers with topic
+    auto-creation bring a deleted topic back while a straggling client still asks for it.
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+    await admin.start()
+    try:
+        factor = replication or _replication(admin)
+        new = [
+            NewTopic(name, num_partitions=parts, replication_factor=factor, topic_configs=dict(config or {}))
+            for name, parts in topics
+        ]
+        if not new:
+            return
+        try:
+            await admin.create_topics(new)
+        except TopicAlreadyExistsError:
+            pass
+        await _wait_for_partitions(admin, {t.name: t.num_partitions for t in new})
+    finally:
+        await admin.close()
+
+
+async def _wait_for_partitions(admin: AIOKafkaAdminClient, wanted: dict[str, int], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        described = await admin.describe_topics(list(wanted))
+        ready = {
+            d["topic"]
+            for d in described
+            if d.get("error_code", 0) == 0 and len(d.get("partitions", [])) >= wanted[d["topic"]]
+        }
+        if ready >= set(wanted):
+            return
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"topics {sorted(wanted)} have no partitions after {timeout} s")
+
+
+async def delete_topics(bootstrap_servers: str, names: Iterable[str]) -> None:
+    """Delete topics; missing ones are fine."""
+    names = list(names)
+    if not names:
+        return
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+    await admin.start()
+    try:
+        with contextlib.suppress(UnknownTopicOrPartitionError):
+            await admin.delete_topics(names)
+    finally:
+        await admin.close()
+
+
+def create_topics_sync(
+    bootstrap_servers: str, topics: Mapping[str, int], config: Mapping[str, str] | None = None
+) -> None:
+    """:func:`create_topics` for code without an event loop ({name: partitions})."""
+    asyncio.run(create_topics(bootstrap_servers, list(topics.items()), config))
+
+
+def delete_topics_sync(bootstrap_servers: str, names: Iterable[str]) -> None:
+    asyncio.run(delete_topics(bootstrap_servers, names))
