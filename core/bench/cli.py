@@ -1,14 +1,16 @@
 """The ``bench`` command line.
 
-Errors a user can fix (bad configuration, unknown plugin, missing Java) end the command
-with exit code 2 and one line naming the cause; everything measured so far stays in the
-results folder.
+Errors a user can fix (``bench.errors.UserError``: bad configuration, unknown plugin,
+missing Java) end the command with exit code 2 and one line naming the cause, caught
+once in :class:`BenchGroup`; ``-vv`` adds the traceback. Everything else is a bug and
+keeps its traceback. Everything measured so far stays in the results folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,8 @@ import click
 import yaml
 
 from bench import __version__
+from bench.errors import OptionError, UserError, is_user_error
 from bench.logs import configure_logging
-from bench.model import ConfigError
 from bench.plugins import Registry, load_plugins
 
 EPILOG = """\b
@@ -30,11 +32,13 @@ Examples:
 """
 
 
-class UserError(click.ClickException):
-    exit_code = 2
+#: ``ctx.meta`` key: how many -v were given, to the group and to the command together
+VERBOSITY = "bench.verbosity"
 
-    def show(self, file: Any = None) -> None:
-        click.echo(f"bench: error: {self.message}", err=True)
+
+def _count_verbose(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    ctx.meta[VERBOSITY] = ctx.meta.get(VERBOSITY, 0) + (value or 0)
+    return value
 
 
 def _registry() -> Registry:
@@ -63,9 +67,23 @@ class BenchGroup(click.Group):
             self._load_plugin_commands()
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """The one place user errors become exit code 2 and one line."""
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if not is_user_error(exc):
+                raise
+            if ctx.meta.get(VERBOSITY, 0) >= 2:
+                traceback.print_exception(exc)
+            click.echo(f"bench: error: {exc}", err=True)
+            ctx.exit(getattr(exc, "exit_code", 2))
+
 
 @click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="bench")
+@click.option("-v", "--verbose", count=True, expose_value=False, callback=_count_verbose,
+              help="More output; -vv shows the traceback of an error.")
 def cli() -> None:
     """Scalability benchmarks for Spark Structured Streaming jobs (the Theodolite method).
 
@@ -82,9 +100,9 @@ def _split_floats(name: str, raw: str | None) -> list[float] | None:
     try:
         values = [float(part) for part in raw.split(",") if part.strip()]
     except ValueError:
-        raise UserError(f"--{name}: {raw!r} is not a comma-separated list of numbers") from None
+        raise OptionError(f"--{name}: {raw!r} is not a comma-separated list of numbers") from None
     if not values:
-        raise UserError(f"--{name}: no values given")
+        raise OptionError(f"--{name}: no values given")
     return values
 
 
@@ -93,7 +111,7 @@ def _parse_sets(items: tuple[str, ...]) -> dict[str, Any]:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+            raise OptionError(f"--set {item!r}: expected KEY=VALUE")
         try:
             params[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
@@ -137,19 +155,24 @@ def _parse_sets(items: tuple[str, ...]) -> dict[str, Any]:
               help="Where to run: embedded, external, kubernetes.")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
 @click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
-@click.option("--broker", type=click.Choice(["tansu", "noida"]),
-              help="Embedded broker implementation (default noida: steadier lag readings, less CPU).")
+@click.option("--broker", type=click.Choice(["kafka", "noida", "tansu"]),
+              help="Embedded broker: kafka (Apache Kafka, the default when scripts/install fetched it), or the "
+                   "PyPI Kafka-protocol brokers noida (the fallback) and tansu.")
+@click.option("--brokers", type=click.IntRange(1, 9), metavar="N",
+              help="Nodes of the embedded Apache Kafka cluster (default 1; 3 gives replication factor 3).")
 @click.option("--spark-mode", type=click.Choice(["local", "standalone"]),
               help="Embedded Spark: local[N] in one JVM (default) or a standalone master + N one-core workers.")
 @click.option("--trigger", "trigger_seconds", type=float, metavar="S", help="Spark micro-batch trigger interval.")
 @click.option("--sample-interval", type=float, metavar="S", help="Seconds between SLI samples (default 5).")
 @click.option("--metrics-port", type=int, metavar="PORT", help="Serve Prometheus metrics of the run on this port.")
-@click.option("--connector", type=click.Choice(["python", "native"]),
-              help="Spark Kafka I/O: bench's Python source (default) or Spark's connector (needs its JARs).")
+@click.option("--connector", type=click.Choice(["native", "python"]),
+              help="Spark Kafka I/O: Spark's own kafka source and sink (native, the default when scripts/install "
+                   "fetched its JARs) or bench's Python data source (python, the fallback).")
 @click.option("--namespace", help="Kubernetes namespace (default: $BENCH_K8S_NAMESPACE or 'default').")
 @click.option("--dry-run", is_flag=True, help="Print the patched deployment of the first experiment and exit.")
 @click.option("--log-format", type=click.Choice(["console", "json"]), default="console", show_default=True)
-@click.option("-v", "--verbose", count=True, help="More log output.")
+@click.option("-v", "--verbose", count=True, callback=_count_verbose,
+              help="More log output; -vv shows the traceback of an error.")
 def run(**opts: Any) -> None:
     """Run a scalability benchmark and print the demand (or capacity) table.
 
@@ -169,13 +192,9 @@ def run(**opts: Any) -> None:
             click.echo(dry_run(registry, prepared, opts))
             return
         outcome = asyncio.run(run_benchmark(registry, prepared, opts))
-    except ConfigError as exc:
-        raise UserError(str(exc)) from None
     except KeyboardInterrupt:
         click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
         sys.exit(130)
-    except RuntimeError as exc:
-        raise UserError(str(exc)) from None
     from bench.runner import print_table
 
     print_table(outcome)
@@ -204,8 +223,8 @@ def validate(file: str, benchmark_file: str | None) -> None:
 
     try:
         message = validate_file(_registry(), Path(file), Path(benchmark_file) if benchmark_file else None)
-    except ConfigError as exc:
-        raise UserError(f"{file}: {exc}") from None
+    except UserError as exc:
+        raise UserError(f"{file}: {exc}") from exc
     click.echo(message)
 
 

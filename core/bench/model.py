@@ -15,10 +15,11 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bench.errors import UserError
 from bench.plugins import Registry
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A configuration problem, phrased for the user (field path and allowed values)."""
 
 

@@ -133,3 +133,27 @@ def test_every_hookspec_is_documented_with_its_signature() -> None:
     for name, fn in hooks:
         signature = f"{name}({', '.join(inspect.signature(fn).parameters)})"
         assert signature in doc, f"docs/hooks.md lacks {signature}"
+
+
+def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.runner
+    from bench.errors import UserError
+
+    def user_error(registry: object, opts: object) -> None:
+        raise UserError("the broker port is taken")
+
+    monkeypatch.setattr(bench.runner, "prepare_run", user_error)
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
+    assert result.exit_code == 2 and result.output == "bench: error: the broker port is taken\n"
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "-vv"])
+    assert result.exit_code == 2 and "Traceback" in result.output and "in user_error" in result.output
+    result = CliRunner().invoke(cli, ["-v", "run", "--plugin", "calibrated", "-v"])
+    assert "Traceback" in result.output
+
+    def bug(registry: object, opts: object) -> None:
+        raise NotImplementedError("search strategy 'magic'")
+
+    monkeypatch.setattr(bench.runner, "prepare_run", bug)
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
+    assert result.exit_code == 1 and isinstance(result.exception, NotImplementedError)
+    assert "bench: error" not in result.output
