@@ -2,8 +2,9 @@
 
 The YAML shape follows the reference's Benchmark and Execution resources (a Kubernetes
 style ``apiVersion/kind/metadata/spec`` wrapper is accepted and unwrapped), so existing
-definitions need few edits. Pydantic checks types; ``validate_against`` checks names
-against what the loaded plugins registered. Both run before anything starts.
+definitions need few edits. Pydantic checks types; ``validate_benchmark`` and
+``validate_execution`` check names and SLO properties against what the loaded plugins
+registered. Both run before anything starts.
 """
 
 from __future__ import annotations
