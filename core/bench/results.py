@@ -53,6 +53,8 @@ class ExperimentRecord:
     started: float = 0.0
     finished: float = 0.0
     early_stopped: bool = False
+    #: a trend verdict that the repetitions or the noise could flip (bench.analysis.confidence)
+    unstable: bool = False
 
 
 class ResultStore:
@@ -107,6 +109,7 @@ class ResultStore:
         return path
 
     def add_experiment(self, record: ExperimentRecord) -> None:
+        self._add_confidence(record)
         self.experiments = [
             e for e in self.experiments if (e.load, e.resources) != (record.load, record.resources)
         ]
@@ -116,7 +119,9 @@ class ResultStore:
     def write_table(self, metric: str, table: dict[float, float | None], loads: Sequence[float]) -> None:
         """``exp<id>_demand.csv`` (load,resources) or ``exp<id>_capacity.csv`` (resource,loads).
 
-        Rows with no passing value are left out, as in the reference; the JSON says None.
+        A key with no passing value keeps its row with an empty value (the JSON says
+        None): the reference's notebooks read it as a missing value, and a reader sees
+        that the load was tried, which a dropped row would hide.
         """
         header = ["load", "resources"] if metric == "demand" else ["resource", "loads"]
         buf = io.StringIO()
@@ -124,10 +129,36 @@ class ResultStore:
         writer.writerow(header)
         for key in sorted(table):
             value = table[key]
-            if value is not None:
-                writer.writerow([fmt_value(key), fmt_value(value)])
+            writer.writerow([fmt_value(key), "" if value is None else fmt_value(value)])
         atomic_write(self.path(f"exp{self.id}_{metric}.csv"), buf.getvalue())
         self._write_result_json(table=table, metric=metric)
+
+    def _add_confidence(self, record: ExperimentRecord) -> None:
+        """The slope interval and margin of every lag-trend-like verdict, from its stored series.
+
+        Read back from the SLI files that the engine writes before it records the
+        experiment, so the numbers come from exactly the samples of the verdict; an SLO
+        whose files or samples do not allow an error estimate gets none.
+        """
+        from bench import slo_math
+        from bench.analysis.confidence import fit_repetition, judge
+
+        for name, details in record.slos.items():
+            slopes, threshold = details.get("slopes"), details.get("threshold")
+            if not isinstance(slopes, list) or not isinstance(threshold, int | float) or "median" not in details:
+                continue
+            warmup = float(details.get("warmup") or 0.0)
+            try:
+                fits = []
+                for rep in range(len(slopes)):
+                    t, v = slo_math.usable(read_series(self.sli_path(record.load, record.resources, name, rep)),
+                                           warmup, rep)
+                    fits.append(fit_repetition(t, v))
+                confidence = judge(fits, float(threshold))
+            except (OSError, ValueError):
+                continue
+            details["confidence"] = confidence.as_dict()
+            record.unstable = record.unstable or confidence.unstable
 
     def _write_result_json(self, table: dict[float, float | None] | None, metric: str | None) -> None:
         path = self.path(f"exp{self.id}-result.json")

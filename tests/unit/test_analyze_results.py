@@ -1,0 +1,67 @@
+"""Result files of new runs: empty rows for loads with no pass, confidence in the JSON."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+from bench.api import Series
+from bench.results import ExperimentRecord, ResultStore
+
+
+def test_a_load_with_no_passing_resource_keeps_an_empty_row(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, 0)
+    store.write_table("demand", {1000.0: 1.0, 2000.0: None, 3000.0: 3.0}, [1000.0, 2000.0, 3000.0])
+    rows = list(csv.reader(open(tmp_path / "exp0_demand.csv")))
+    assert rows == [["load", "resources"], ["1000", "1"], ["2000", ""], ["3000", "3"]]
+    store.write_table("capacity", {1.0: None, 2.0: 2000.0}, [])
+    rows = list(csv.reader(open(tmp_path / "exp0_capacity.csv")))
+    assert rows == [["resource", "loads"], ["1", ""], ["2", "2000"]]
+
+
+def _series(slope: float, seed: int, noise: float) -> Series:
+    rng = np.random.default_rng(seed)
+    t = 1_700_000_000.0 + np.arange(0, 300, 5.0)
+    v = slope * (t - t[0]) + rng.normal(0, noise, t.size) + 10000
+    return Series(list(t), list(v), "g")
+
+
+def _record(store: ResultStore, slopes: list[float], threshold: float, noise: float) -> ExperimentRecord:
+    fitted = []
+    for rep, slope in enumerate(slopes):
+        series = _series(slope, rep, noise)
+        store.write_series(1000, 1, "lag-trend", rep, series)
+        fitted.append(float(np.polyfit(np.asarray(series.timestamps) - series.timestamps[0], series.values, 1)[0]))
+    details = {"passed": float(np.median(fitted)) < threshold, "slopes": fitted, "median": float(np.median(fitted)),
+               "threshold": threshold, "warmup": 60.0, "intercepts": [0.0] * len(slopes)}
+    record = ExperimentRecord(load=1000, resources=1, passed=bool(details["passed"]), slos={"lag-trend": details})
+    store.add_experiment(record)
+    return record
+
+
+def test_clear_verdict_is_stable_and_carries_its_interval(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, 0)
+    _record(store, [100.0, 110.0, 90.0], threshold=2000.0, noise=50.0)
+    doc = json.loads((tmp_path / "exp0-result.json").read_text())
+    exp = doc["experiments"][0]
+    conf = exp["slos"]["lag-trend"]["confidence"]
+    assert conf["low"] < conf["median"] < conf["high"] < 2000.0
+    assert conf["margin"] == 2000.0 - conf["median"]
+    assert exp["unstable"] is False and conf["unstable"] is False
+
+
+def test_disagreeing_repetitions_are_unstable(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, 0)
+    record = _record(store, [500.0, 2500.0, 3000.0], threshold=2000.0, noise=10.0)
+    assert record.unstable
+    assert record.slos["lag-trend"]["confidence"]["disagree"] is True
+
+
+def test_a_margin_inside_the_noise_is_unstable(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, 0)
+    record = _record(store, [1990.0, 1995.0, 1998.0], threshold=2000.0, noise=5000.0)
+    conf = record.slos["lag-trend"]["confidence"]
+    assert conf["inside_noise"] is True and record.unstable
+    assert store.load_previous()[0].unstable  # and it survives --resume
