@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -172,6 +172,9 @@ class Execution(_Model):
 # --------------------------------------------------------------------------- loading
 
 
+_M = TypeVar("_M", bound=_Model)
+
+
 def _unwrap(doc: Any, what: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ConfigError(f"{what}: expected a mapping at the top level, got {type(doc).__name__}")
@@ -195,20 +198,20 @@ def format_validation_error(exc: ValidationError, prefix: str) -> str:
     return "; ".join(lines)
 
 
-def parse_benchmark(doc: Any) -> Benchmark:
-    data = _unwrap(doc, "benchmark")
+def _parse(model: type[_M], doc: Any, what: str) -> _M:
+    data = _unwrap(doc, what)
     try:
-        return Benchmark.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, "benchmark")) from None
+        raise ConfigError(format_validation_error(exc, what)) from None
+
+
+def parse_benchmark(doc: Any) -> Benchmark:
+    return _parse(Benchmark, doc, "benchmark")
 
 
 def parse_execution(doc: Any) -> Execution:
-    data = _unwrap(doc, "execution")
-    try:
-        return Execution.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, "execution")) from None
+    return _parse(Execution, doc, "execution")
 
 
 def load_yaml(path: str | Path) -> Any:
