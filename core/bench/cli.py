@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from bench import __version__
-from bench.errors import OptionError, UserError, is_user_error
+from bench.errors import UserError, is_user_error
 from bench.logs import configure_logging
 from bench.plugins import Registry, load_plugins
 
@@ -92,31 +91,6 @@ def cli() -> None:
     (capacity), by running isolated experiments: start the SUT, generate load, sample
     consumer lag, decide with the lag-trend SLO. Start with `bench run --plugin uc1`.
     """
-
-
-def _split_floats(name: str, raw: str | None) -> list[float] | None:
-    if raw is None:
-        return None
-    try:
-        values = [float(part) for part in raw.split(",") if part.strip()]
-    except ValueError:
-        raise OptionError(f"--{name}: {raw!r} is not a comma-separated list of numbers") from None
-    if not values:
-        raise OptionError(f"--{name}: no values given")
-    return values
-
-
-def _parse_sets(items: tuple[str, ...]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise OptionError(f"--set {item!r}: expected KEY=VALUE")
-        try:
-            params[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            params[key.strip()] = raw
-    return params
 
 
 @cli.command(epilog=EPILOG)

@@ -8,10 +8,12 @@ Every hook here is documented in docs/hooks.md; a test keeps the two in step.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import click
 import pluggy
+
+if TYPE_CHECKING:  # only the CLI needs click; libraries that load plugins do not
+    import click
 
 PROJECT = "bench"
 hookspec = pluggy.HookspecMarker(PROJECT)

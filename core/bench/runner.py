@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
 import yaml
 
 from bench.api import UseCase
@@ -32,6 +31,7 @@ from bench.model import (
     validate_benchmark,
     validate_execution,
 )
+from bench.options import parse_sets, split_floats
 from bench.plugins import Registry
 from bench.results import fmt_value
 from bench.runtime.broker import DEFAULT_KIND as DEFAULT_BROKER
@@ -99,11 +99,9 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
             raise ConfigError(f"{opts['execution_file']}: expected a mapping")
         doc = _deep_merge(doc, raw)
     ex = doc.setdefault("execution", {})
-    from bench.cli import _split_floats
-
-    if (loads := _split_floats("loads", opts.get("loads"))) is not None:
+    if (loads := split_floats("loads", opts.get("loads"))) is not None:
         doc["load"]["loadValues"] = loads
-    if (res := _split_floats("resources", opts.get("resources"))) is not None:
+    if (res := split_floats("resources", opts.get("resources"))) is not None:
         doc["resources"]["resourceValues"] = res
     if opts.get("load_type"):
         doc["load"]["loadType"] = opts["load_type"]
@@ -162,7 +160,7 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if (opts.get("brokers") or 1) > 1 and (opts.get("broker") or DEFAULT_BROKER) != "kafka":
         raise ConfigError(f"--brokers {opts.get('brokers')}: only the embedded Apache Kafka (--broker kafka) "
                           "runs as a cluster")
-    params = _parse_sets(opts.get("sets") or ())
+    params = parse_sets(opts.get("sets") or ())
     platform_options = {
         "platform": platform,
         "bootstrap_servers": opts.get("bootstrap_servers") or bench.kafkaConfig.bootstrapServer,
@@ -187,12 +185,6 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     return PreparedRun(use_case, bench, execution, params, platform_options)
 
 
-def _parse_sets(items: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    from bench.cli import _parse_sets as parse
-
-    return parse(tuple(items))
-
-
 def check_java() -> None:
     java = shutil.which("java") or (
         os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else None
@@ -215,7 +207,7 @@ class Progress:
     def __call__(self, message: str, transient: bool = False) -> None:
         stamp = time.strftime("%H:%M:%S")
         if transient and self.tty:
-            click.echo(f"\r\x1b[2K{stamp} {message}", nl=False, err=True)
+            print(f"\r\x1b[2K{stamp} {message}", end="", file=sys.stderr, flush=True)
             self.open_line = True
             return
         if transient and time.monotonic() - self.last_tick < 30:
@@ -223,9 +215,9 @@ class Progress:
         if transient:
             self.last_tick = time.monotonic()
         if self.open_line:
-            click.echo("", err=True)
+            print(file=sys.stderr, flush=True)
             self.open_line = False
-        click.echo(f"{stamp} {message}", err=True)
+        print(f"{stamp} {message}", file=sys.stderr, flush=True)
 
 
 async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> RunOutcome:
@@ -260,15 +252,15 @@ def print_table(outcome: RunOutcome) -> None:
     else:
         head, rows = ("resources", "max load"), outcome.table
     invalid = {(r.load, r.resources) for r in outcome.records if not r.valid}
-    click.echo(f"\n{outcome.metric} (exp{outcome.exp_id}):")
-    click.echo(f"  {head[0]:>12}  {head[1]:>12}")
+    print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
+    print(f"  {head[0]:>12}  {head[1]:>12}")
     for key in sorted(rows):
         value = rows[key]
         shown = fmt_value(value) if value is not None else "none passed"
         pair = (key, value) if outcome.metric == "demand" else (value, key)
         mark = " (invalid: generator fell behind)" if pair in invalid else ""
-        click.echo(f"  {fmt_value(key):>12}  {shown:>12}{mark}")
-    click.echo(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv")
+        print(f"  {fmt_value(key):>12}  {shown:>12}{mark}")
+    print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 
 
 def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> str:

@@ -157,3 +157,21 @@ def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch: pyt
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 1 and isinstance(result.exception, NotImplementedError)
     assert "bench: error" not in result.output
+
+
+def test_runner_is_a_library_without_click() -> None:
+    """Option parsing lives in bench.options, so runner needs neither cli nor click."""
+    code = "import sys, bench.runner; assert not {'bench.cli', 'click'} & set(sys.modules), sorted(sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=60)
+
+
+def test_options_raise_the_projects_errors() -> None:
+    from bench.errors import OptionError, UserError
+    from bench.options import parse_sets, split_floats
+
+    assert split_floats("loads", "1000, 2000,") == [1000.0, 2000.0] and split_floats("loads", None) is None
+    assert parse_sets(["capacity=500", "name=x", "empty="]) == {"capacity": 500, "name": "x", "empty": ""}
+    with pytest.raises(OptionError, match="--loads: '1,x'"):
+        split_floats("loads", "1,x")
+    with pytest.raises(UserError, match="expected KEY=VALUE"):
+        parse_sets(["=1"])
