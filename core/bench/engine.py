@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from bench.api import Manifest, SearchProblem, Series, SloContext, SloVerdict, UseCase
+from bench.environment import EnvironmentRecord
 from bench.model import Benchmark, Execution, SloDef, effective_slos
 from bench.patching import apply_all, find_kind, select_indices
 from bench.platforms.base import ExperimentSpec, Platform, TopicSpec
@@ -146,6 +147,7 @@ class Engine:
         self._run_token = uuid.uuid4().hex[:6]
         self.started = time.monotonic()
         self.experiments_done = 0
+        self.environment: EnvironmentRecord | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -170,6 +172,10 @@ class Engine:
         )
         await self.platform.open()
         try:
+            self.environment = EnvironmentRecord.of_platform(
+                self.store.path(f"exp{self.store.id}-environment.json"), self.platform
+            )
+            self.environment.write()
             table = await strategy.search(problem)
         finally:
             await self.platform.close()
@@ -192,6 +198,8 @@ class Engine:
         params = merged_params(self.cfg.use_case, self.cfg.benchmark, self.cfg.execution, objects, self.cfg.params)
         rate = load_rate(objects, load)
         record = ExperimentRecord(load=load, resources=resources, passed=False, started=time.time())
+        if self.environment is not None:
+            self.environment.experiment_started(load, resources)
         collected: dict[str, list[Series]] = {}
         for rep in range(ex.repetitions):
             spec = self._spec(objects, params, load, resources)
@@ -241,6 +249,8 @@ class Engine:
         record.slos = {name: {"passed": v.passed, **v.details} for name, v in verdicts.items()}
         record.finished = time.time()
         self.store.add_experiment(record)
+        if self.environment is not None:
+            self.environment.experiment_finished(load, resources)
         self.cache[key] = record.passed
         self.experiments_done += 1
         self._write_partial_table()

@@ -23,9 +23,9 @@ from bench.runtime.broker import DEFAULT_KIND
 pytestmark = pytest.mark.e2e
 
 MARK = "BENCH_ORPHAN_TEST"
-#: what the default embedded broker's command line contains (tansu: "tansu broker ...",
-#: noida-db: "noida-db start --only kafka ...")
-BROKER = {"tansu": "tansu", "noida": "noida-db"}[DEFAULT_KIND]
+#: what the default embedded broker's command line contains (Apache Kafka: "java ... kafka.Kafka
+#: .../server.properties", tansu: "tansu broker ...", noida-db: "noida-db start --only kafka ...")
+BROKER = {"kafka": "kafka.Kafka", "tansu": "tansu", "noida": "noida-db"}[DEFAULT_KIND]
 
 
 def marked(token: str) -> dict[int, str]:

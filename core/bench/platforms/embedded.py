@@ -50,8 +50,17 @@ from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys
 from bench.patching import find_kind
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime import procs
-from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, Broker, fallback_note, start_broker
-from bench.runtime.jars import default_connector
+from bench.runtime.broker import (
+    DEFAULT_KIND,
+    END_OFFSETS_BY_KIND,
+    broker_description,
+    fallback_note,
+    start_broker,
+)
+from bench.runtime.jars import connector_description, default_connector
+
+if TYPE_CHECKING:
+    from bench.runtime.broker import Broker
 from bench.runtime.lag import LagSampler, create_topics, delete_topics
 from bench.runtime.spark_cluster import SparkCluster
 
@@ -169,6 +178,20 @@ class EmbeddedPlatform:
                 await self.broker.stop()
                 self.broker = None
                 self.bootstrap_servers = self.options.get("bootstrap_servers") or None
+
+    def describe(self) -> dict[str, Any]:
+        """What runs, for ``exp<id>-environment.json`` (call after :meth:`open`)."""
+        broker: dict[str, Any]
+        if self.broker is None:
+            broker = {"implementation": "external", "embedded": False, "bootstrapServers": self.bootstrap_servers}
+        else:
+            broker = {"embedded": True, **broker_description(self.broker)}
+        return {
+            "platform": self.name,
+            "broker": broker,
+            "connector": connector_description(self.connector),
+            "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None},
+        }
 
     @property
     def connector(self) -> str:

