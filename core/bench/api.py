@@ -285,10 +285,39 @@ class PlatformType:
     create: Callable[[Mapping[str, Any], Any], Any]
 
 
-class Registrar(Protocol):
-    """The argument of every registration hook: ``register(thing)``."""
+class Registrar:
+    """The argument of every registration hook (tox 4's registrar, not a bare callable).
 
-    def __call__(self, item: Any) -> None: ...
+    ``register.use_case(x)``, ``register.slo(x)``, ... say what is registered and let a
+    type checker check it; ``register(x)`` does the same without the type in its name.
+    Each hook's registrar takes only that hook's kind: registering anything else is an
+    error that marks the plugin broken. A test can build one around a list:
+    ``Registrar(found.append)``.
+    """
+
+    def __init__(self, add: Callable[[Any], None]) -> None:
+        self._add = add
+
+    def __call__(self, item: Any) -> None:
+        self._add(item)
+
+    def use_case(self, item: UseCase) -> None:
+        self._add(item)
+
+    def generator(self, item: GeneratorType) -> None:
+        self._add(item)
+
+    def slo(self, item: SloType) -> None:
+        self._add(item)
+
+    def patcher(self, item: PatcherType) -> None:
+        self._add(item)
+
+    def search_strategy(self, item: SearchStrategy) -> None:
+        self._add(item)
+
+    def platform(self, item: PlatformType) -> None:
+        self._add(item)
 
 
 # --------------------------------------------------------------------------- benchmark helper

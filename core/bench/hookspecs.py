@@ -1,7 +1,10 @@
 """Hook specifications: the whole surface a plugin can implement.
 
-Registration hooks receive a ``register`` callable instead of returning values, so an
-implementation stays side-effect free and a test can call it with a list's ``append``.
+Registration hooks receive a registrar (``bench.api.Registrar``) instead of returning
+values, so an implementation stays side-effect free and a test can call it with
+``Registrar(found.append)``. The manager checks every ``bench_*`` implementation against
+these specs at start-up (``check_pending``): a misspelt hook name is an error, not a
+hook that silently never runs.
 Built-in behaviour is registered through these same hooks (``bench.builtin``).
 Every hook here is documented in docs/hooks.md; a test keeps the two in step.
 """
@@ -12,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from bench.api import Registrar
+
 if TYPE_CHECKING:  # only the CLI needs click; libraries that load plugins do not
     import click
 
@@ -21,33 +26,51 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def bench_register_use_cases(register: Any) -> None:
-    """Register use cases: ``register(bench.api.UseCase(...))``."""
+def bench_register_use_cases(register: Registrar) -> None:
+    """Register use cases: ``register.use_case(bench.api.UseCase(...))``.
+
+    :param register: takes ``UseCase`` objects only.
+    """
 
 
 @hookspec
-def bench_register_generators(register: Any) -> None:
-    """Register workload generators: ``register(bench.api.GeneratorType(...))``."""
+def bench_register_generators(register: Registrar) -> None:
+    """Register workload generators: ``register.generator(bench.api.GeneratorType(...))``.
+
+    :param register: takes ``GeneratorType`` objects only.
+    """
 
 
 @hookspec
-def bench_register_slos(register: Any) -> None:
-    """Register SLO checker types: ``register(bench.api.SloType(...))``."""
+def bench_register_slos(register: Registrar) -> None:
+    """Register SLO checker types: ``register.slo(bench.api.SloType(...))``.
+
+    :param register: takes ``SloType`` objects only.
+    """
 
 
 @hookspec
-def bench_register_patchers(register: Any) -> None:
-    """Register patchers: ``register(bench.api.PatcherType(...))``."""
+def bench_register_patchers(register: Registrar) -> None:
+    """Register patchers: ``register.patcher(bench.api.PatcherType(...))``.
+
+    :param register: takes ``PatcherType`` objects only.
+    """
 
 
 @hookspec
-def bench_register_search_strategies(register: Any) -> None:
-    """Register search strategies: ``register(bench.api.SearchStrategy(...))``."""
+def bench_register_search_strategies(register: Registrar) -> None:
+    """Register search strategies: ``register.search_strategy(bench.api.SearchStrategy(...))``.
+
+    :param register: takes ``SearchStrategy`` objects only.
+    """
 
 
 @hookspec
-def bench_register_platforms(register: Any) -> None:
-    """Register platforms: ``register(bench.api.PlatformType(...))``."""
+def bench_register_platforms(register: Registrar) -> None:
+    """Register platforms: ``register.platform(bench.api.PlatformType(...))``.
+
+    :param register: takes ``PlatformType`` objects only.
+    """
 
 
 @hookspec

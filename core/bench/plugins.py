@@ -4,11 +4,18 @@ Built-in plugins are registered first, then every entry point in the ``bench.plu
 group. ``BENCH_PLUGINS`` (comma-separated entry names) is an allow-list; when unset
 every installed plugin loads. A plugin that fails to import or register is reported
 and skipped, so one broken third-party package cannot take the CLI down.
+
+Hooks are called through pluggy (one plugin at a time, so that what each registers is
+known and can be withdrawn), and every plugin is checked with ``check_pending``: a
+``bench_*`` function that matches no hookspec (a misspelt hook) makes its plugin
+broken instead of never being called. A name registered twice keeps the later plugin's
+object, as before, but now with a warning naming both plugins.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,7 +25,9 @@ from typing import Any
 import pluggy
 
 from bench import hookspecs
-from bench.api import GeneratorType, PatcherType, PlatformType, SearchStrategy, SloType, UseCase
+from bench.api import GeneratorType, PatcherType, PlatformType, Registrar, SearchStrategy, SloType, UseCase
+
+log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "bench.plugins"
 ALLOW_ENV = "BENCH_PLUGINS"
@@ -81,19 +90,23 @@ def _allowed() -> set[str] | None:
 
 
 def _collect(registry: Registry, pm: pluggy.PluginManager, plugin: object, info: PluginInfo) -> None:
-    """Call every registration hook of one plugin and file what it registers."""
+    """Call every registration hook of one plugin, through the manager, and file what
+    it registers."""
+    others = [p for p in pm.get_plugins() if p is not plugin]
     for kind, cls in KINDS.items():
         hook_name = f"bench_register_{kind}"
-        impl = getattr(plugin, hook_name, None)
-        if impl is None:
-            continue
         found: list[Any] = []
-        impl(register=found.append)
+        pm.subset_hook_caller(hook_name, remove_plugins=others)(register=Registrar(found.append))
         for item in found:
             if not isinstance(item, cls):
                 raise TypeError(f"{hook_name} registered {item!r}, expected a {cls.__name__}")
             name = str(getattr(item, "name", ""))
-            registry.table(kind)[name] = item
+            table = registry.table(kind)
+            if name in table:
+                owner = next((p.name for p in [*registry.plugins, info] if name in p.provides.get(kind, [])), "?")
+                log.warning("%s %r of plugin %s replaces the one of plugin %s",
+                            kind.replace("_", " ").rstrip("s"), name, info.name, owner)
+            table[name] = item
             info.provides.setdefault(kind, []).append(name)
 
 
@@ -107,6 +120,7 @@ def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoin
         module = importlib.import_module(module_name)
         info = PluginInfo(module_name.rsplit(".", 1)[1], "bench", version, builtin=True)
         pm.register(module, name=module_name)
+        pm.check_pending()  # a misspelt hook in the core is a bug: fail loudly
         _collect(registry, pm, module, info)
         registry.plugins.append(info)
     allowed = _allowed()
@@ -122,6 +136,7 @@ def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoin
         name = getattr(plugin, "__name__", type(plugin).__name__)
         info = PluginInfo(name, "?", "?", builtin=False)
         _safe_register(registry, pm, info, _constant(plugin), name)
+    pm.check_pending()  # every plugin passed it alone; this keeps it true for the whole set
     return registry
 
 
@@ -139,6 +154,7 @@ def _safe_register(
     try:
         plugin = load()
         pm.register(plugin, name=name)
+        pm.check_pending()
         _collect(registry, pm, plugin, info)
     except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the CLI down
         info.error = f"{type(exc).__name__}: {exc}"

@@ -175,3 +175,32 @@ def test_options_raise_the_projects_errors() -> None:
         split_floats("loads", "1,x")
     with pytest.raises(UserError, match="expected KEY=VALUE"):
         parse_sets(["=1"])
+
+
+def test_a_misspelt_hook_marks_its_plugin_broken_and_duplicates_warn(caplog: pytest.LogCaptureFixture) -> None:
+    import types
+
+    from bench.api import Registrar, SloType, SloVerdict
+    from bench.hookspecs import hookimpl
+    from bench.plugins import load_plugins
+
+    misspelt = types.ModuleType("misspelt")
+
+    @hookimpl
+    def bench_register_slo(register: Registrar) -> None:  # the hook is bench_register_slos
+        raise AssertionError("never called")
+
+    misspelt.bench_register_slo = bench_register_slo  # type: ignore[attr-defined]
+    twin = types.ModuleType("twin")
+
+    @hookimpl
+    def bench_register_slos(register: Registrar) -> None:
+        register.slo(SloType("generic", "a second generic", lambda s, c: SloVerdict(True)))
+
+    twin.bench_register_slos = bench_register_slos  # type: ignore[attr-defined]
+    with caplog.at_level("WARNING", logger="bench.plugins"):
+        registry = load_plugins(extra=[misspelt, twin], entry_points_=[])
+    info = {p.name: p for p in registry.plugins}
+    assert info["misspelt"].error is not None and "bench_register_slo" in info["misspelt"].error
+    assert info["twin"].error is None and registry.slos["generic"].description == "a second generic"
+    assert "slo 'generic' of plugin twin replaces the one of plugin slos" in caplog.text

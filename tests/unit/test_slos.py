@@ -14,7 +14,7 @@ from typing import Any
 import bench_slo_lag_trend
 import numpy as np
 import pytest
-from bench.api import Series, SloContext, SloType
+from bench.api import Registrar, Series, SloContext, SloType
 from bench.builtin.slos import bench_register_slos, check_dropped, check_generic, validate_dropped, validate_generic
 from bench.plugins import load_plugins
 from bench.slo_math import InsufficientData, after_warmup, slope
@@ -203,7 +203,7 @@ def steps(values: Sequence[float]) -> Series:
 
 def test_builtin_slos_are_registered() -> None:
     found: list[SloType] = []
-    bench_register_slos(register=lambda item: found.append(item))
+    bench_register_slos(register=Registrar(found.append))
     by_name = {s.name: s for s in found}
     assert set(by_name) == {"generic", "dropped-records"}
     assert by_name["generic"].sli is None and by_name["dropped-records"].sli == "dropped-records"

@@ -63,4 +63,4 @@ CALIBRATED = UseCase(
 
 @hookimpl
 def bench_register_use_cases(register: Registrar) -> None:
-    register(CALIBRATED)
+    register.use_case(CALIBRATED)

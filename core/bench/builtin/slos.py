@@ -165,4 +165,4 @@ SLO_TYPES = (
 @hookimpl
 def bench_register_slos(register: Registrar) -> None:
     for slo in SLO_TYPES:
-        register(slo)
+        register.slo(slo)

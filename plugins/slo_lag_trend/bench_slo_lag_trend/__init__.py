@@ -82,4 +82,4 @@ LAG_TREND = SloType(
 
 @hookimpl
 def bench_register_slos(register: Registrar) -> None:
-    register(LAG_TREND)
+    register.slo(LAG_TREND)
