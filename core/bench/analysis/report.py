@@ -1,9 +1,342 @@
-"""The HTML report (placeholder until its commit)."""
+"""One self-contained HTML page comparing runs.
+
+Everything is inline (CSS, SVG charts, a few lines of script), so the file works
+offline, from an archive or a CI artifact. Each run is re-analysed with its own
+stored settings (:mod:`bench.analysis.analyze`), so the page shows the numbers behind
+every verdict (slopes, intervals, margins, ``unstable`` flags) even for runs written
+before the result JSON held them.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+from html import escape
+from typing import Any
+
+from bench.analysis.analyze import Analysis, ExperimentResult, analyze, run_settings
+from bench.analysis.confidence import DEFAULT_CONFIDENCE
 from bench.analysis.runs import RunFiles
+from bench.analysis.scaling import cores_per_instance, scaling_rows
+from bench.analysis.svg import PALETTE, Chart, Line
+from bench.results import fmt_value, read_series
+
+#: a lag chart draws at most this many points per repetition (thinned evenly)
+MAX_POINTS = 400
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}.pass{color:#1a7f37}.fail{color:#c62828}
+.unstable{background:#fff3cd}.note{color:#555;font-size:13px}
+.chart{display:block;margin:8px 0;background:#fff}.ctitle{font-size:13px;font-weight:600}
+.tick{font-size:11px;fill:#444}.axis{font-size:12px;fill:#222}.grid{stroke:#eee}
+.frame{fill:none;stroke:#999}.rule{stroke:#888;stroke-dasharray:2,3}
+.experiments{display:flex;flex-wrap:wrap;gap:12px}.experiment{border:1px solid #ddd;padding:6px}
+"""
+
+#: proves in a browser that the page's script ran (the test reads the attribute back)
+SCRIPT = """
+document.documentElement.setAttribute('data-rendered', String(document.querySelectorAll('svg.chart').length));
+"""
 
 
-def build_report(runs: list[RunFiles], confidence: float = 0.95) -> str:
-    raise NotImplementedError
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
+    out = ["<table><tr>" + "".join(f'<th class="{"l" if i == 0 else ""}">{escape(h)}</th>'
+                                   for i, h in enumerate(head)) + "</tr>"]
+    for n, row in enumerate(rows):
+        cls = f' class="{classes[n]}"' if classes and classes[n] else ""
+        out.append(f"<tr{cls}>" + "".join(f'<td class="{"l" if i == 0 else ""}">{cell}</td>'
+                                          for i, cell in enumerate(row)) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _table_of(run: RunFiles, analysis: Analysis | None) -> dict[float, float | None]:
+    """The run's own table (every SLO counted), else the lag-trend re-analysis."""
+    recorded = run.recorded_table()
+    if recorded is not None:
+        return recorded
+    return analysis.table if analysis is not None else {}
+
+
+def _analysis(run: RunFiles, confidence: float) -> Analysis | None:
+    if not run.lag_files():
+        return None
+    return analyze(run, run_settings(run, confidence=confidence))
+
+
+def _scalability_chart(runs: list[tuple[RunFiles, Analysis | None]], metric: str) -> str:
+    demand = metric == "demand"
+    load_types = sorted({run.load_type() for run, _ in runs})
+    chart = Chart(
+        f"scalability: {metric}",
+        f"load: {', '.join(load_types)} (records/s)" if demand else "resources (instances)",
+        "resources (instances, least passing)" if demand else "load (records/s, greatest passing)",
+        integer_y=demand, integer_x=not demand, x_from_zero=True,
+    )
+    for i, (run, analysis) in enumerate(runs):
+        color = PALETTE[i % len(PALETTE)]
+        table = _table_of(run, analysis)
+        xs, ys = [], []
+        for key in sorted(table):
+            value = table[key]
+            if value is None:
+                if demand:
+                    chart.crosses.append((_rate(run, key), color,
+                                          f"{run.label}: none passed at load {fmt_value(key)}"))
+                continue
+            if demand:
+                xs.append(run.target_rate(key, value) or key)
+                ys.append(value)
+            else:
+                xs.append(key)
+                ys.append(run.target_rate(value, key) or value)
+        chart.lines.append(Line(xs, ys, run.label, color, markers=True, width=2))
+        if xs and xs[0] > 0:
+            # Linear scaling through the origin and the first passing point.
+            top = max(xs)
+            chart.lines.append(Line([0.0, top], [0.0, ys[0] / xs[0] * top], f"linear ({run.label})", color,
+                                    dash="6,4", width=1))
+    return chart.render()
+
+
+def _rate(run: RunFiles, load: float) -> float:
+    """Records/s of a load from any of its experiments (the load value when none recorded it)."""
+    for res in sorted(r for (x, r) in run.records() if x == load):
+        rate = run.target_rate(load, res)
+        if rate is not None:
+            return rate
+    return load
+
+
+def _thin(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
+    if len(xs) <= MAX_POINTS:
+        return xs, ys
+    step = len(xs) / MAX_POINTS
+    idx = sorted({int(i * step) for i in range(MAX_POINTS)} | {len(xs) - 1})
+    return [xs[i] for i in idx], [ys[i] for i in idx]
+
+
+def _lag_chart(run: RunFiles, exp: ExperimentResult, warmup: float) -> str:
+    files = run.lag_files().get((exp.load, exp.resources), [])
+    chart = Chart(f"load {fmt_value(exp.load)}, resources {fmt_value(exp.resources)}",
+                  "seconds since the first sample", "lag (records)", width=540, height=300, x_from_zero=True)
+    chart.rules.append((warmup, "end of warm-up"))
+    for n, f in enumerate(files):
+        series = read_series(f.path)
+        if not series.timestamps:
+            continue
+        color = PALETTE[n % len(PALETTE)]
+        t0 = series.timestamps[0]
+        rel = [t - t0 for t in series.timestamps]
+        xs, ys = _thin(rel, list(series.values))
+        fit = exp.fits[n] if n < len(exp.fits) else None
+        label = f"rep {f.repetition}" + (f" ({_num(fit.slope)}/s)" if fit is not None else "")
+        chart.lines.append(Line(xs, ys, label, color))
+        if fit is not None:
+            ends = [t for t in series.timestamps if t - t0 >= warmup]
+            if ends:
+                a, b = ends[0], ends[-1]
+                trend = [fit.intercept + fit.slope * a, fit.intercept + fit.slope * b]
+                chart.lines.append(Line([a - t0, b - t0], trend, "", color, dash="5,3", width=2))
+    return chart.render()
+
+
+def _verdict_cell(exp: ExperimentResult) -> str:
+    text = "PASS" if exp.passed else "FAIL"
+    return f'<span class="{"pass" if exp.passed else "fail"}">{text}</span>'
+
+
+def _flags(exp: ExperimentResult) -> str:
+    notes = []
+    c = exp.confidence
+    if c is not None and c.disagree:
+        notes.append("unstable: repetitions disagree")
+    if c is not None and c.inside_noise:
+        notes.append("unstable: margin inside the noise")
+    if exp.error:
+        notes.append(exp.error)
+    if exp.other_slos_failed:
+        notes.append("in the run also failed: " + ", ".join(exp.other_slos_failed))
+    if not exp.valid:
+        notes.append("invalid: generator fell behind")
+    return escape("; ".join(notes))
+
+
+def _experiments_section(run: RunFiles, analysis: Analysis) -> str:
+    pct = f"{analysis.settings.confidence * 100:g}%"
+    rows, classes = [], []
+    for _, e in sorted(analysis.experiments.items()):
+        c = e.confidence
+        rows.append([
+            fmt_value(e.load), fmt_value(e.resources),
+            ", ".join(_num(s) for s in e.slopes), _num(c.median if c else None),
+            f"[{_num(c.low)}, {_num(c.high)}]" if c is not None and c.low is not None else "-",
+            _num(e.threshold), _num(c.margin if c else None), _verdict_cell(e), _flags(e),
+        ])
+        classes.append("unstable" if e.unstable else "")
+    table = _table(["load", "resources", "slopes (records/s)", "median", f"{pct} interval", "threshold",
+                    "margin", "verdict", "notes"], rows, classes)
+    charts = "\n".join(f'<div class="experiment">{_lag_chart(run, e, analysis.settings.warmup)}'
+                       f'<div class="note">median slope {_num(e.confidence.median if e.confidence else None)}/s, '
+                       f'threshold {_num(e.threshold)}/s, margin {_num(e.confidence.margin if e.confidence else None)}'
+                       f"/s: {_verdict_cell(e)}{' <b>unstable</b>' if e.unstable else ''}</div></div>"
+                       for _, e in sorted(analysis.experiments.items()))
+    return (f"<h3>experiments ({escape(analysis.settings.describe())})</h3>{table}"
+            f'<p class="note">margin = threshold - median slope (positive: below the threshold). Unstable: the '
+            f"repetitions fall on both sides of the threshold, or the margin is smaller than the {pct} half-width "
+            f"of the median slope (autocorrelation-corrected).</p>"
+            f'<div class="experiments">{charts}</div>')
+
+
+def _generator_section(run: RunFiles) -> str:
+    rows = []
+    for (load, res), record in sorted(run.records().items()):
+        for g in record.get("generators") or []:
+            target, achieved = float(g.get("target_rate") or 0), float(g.get("achieved_rate") or 0)
+            rows.append([fmt_value(load), fmt_value(res), str(g.get("repetition", "")), _num(target),
+                         _num(achieved), f"{achieved / target * 100:.2f} %" if target > 0 else "-"])
+    if not rows:
+        return '<p class="note">no generator reports in this run\'s result JSON</p>'
+    return _table(["load", "resources", "repetition", "target records/s", "achieved records/s", "accuracy"], rows)
+
+
+def _other_slis_section(run: RunFiles) -> str:
+    names = run.other_sli_names()
+    if not names:
+        return '<p class="note">no other SLIs stored</p>'
+    rows = []
+    for f in sorted((f for f in run.sli if f.name in names), key=lambda f: (f.name, f.load, f.resources, f.repetition)):
+        values = [v for v in read_series(f.path).values if math.isfinite(v)]
+        if not values:
+            continue
+        rows.append([escape(f.name), fmt_value(f.load), fmt_value(f.resources), str(f.repetition), str(len(values)),
+                     _num(min(values)), _num(sum(values) / len(values)), _num(max(values)), _num(values[-1])])
+    return _table(["SLI", "load", "resources", "repetition", "samples", "min", "mean", "max", "last"], rows)
+
+
+def _flatten(doc: Any, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(doc, dict):
+        out: list[tuple[str, str]] = []
+        for k, v in doc.items():
+            out.extend(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
+        out = []
+        for i, v in enumerate(doc):
+            out.extend(_flatten(v, f"{prefix}[{i}]"))
+        return out
+    return [(prefix, doc if isinstance(doc, str) else json.dumps(doc))]
+
+
+def _environment_section(run: RunFiles) -> str:
+    parts = []
+    ex = (run.execution or {}).get("execution") or {}
+    if ex:
+        keys = ("metric", "duration", "warmup", "repetitions", "sampleInterval", "earlyStop")
+        parts.append(_table(["execution", "value"], [[k, escape(str(ex.get(k)))] for k in keys if k in ex]))
+    if run.environment:
+        parts.append(_table(["environment", "value"], [[escape(k), escape(v)] for k, v in _flatten(run.environment)]))
+    else:
+        parts.append(f'<p class="note">no exp{run.exp_id}-environment.json in this folder</p>')
+    note = _aliasing_note(run)
+    if note:
+        parts.append(f'<p class="note">{escape(note)}</p>')
+    return "\n".join(parts)
+
+
+def _trigger_seconds(run: RunFiles) -> float | None:
+    for key, value in _flatten({"environment": run.environment or {}, "execution": run.execution or {}}):
+        if "trigger" in key.lower():
+            try:
+                seconds = float(json.loads(value)) if not isinstance(value, str) else float(value)
+            except (TypeError, ValueError):
+                continue
+            if "ms" in key.lower():
+                seconds /= 1000.0
+            if seconds > 0:
+                return seconds
+    return None
+
+
+def _aliasing_note(run: RunFiles) -> str | None:
+    """Where the sample interval and the micro-batch trigger alias the lag saw-tooth."""
+    sample, trigger = run.sample_interval(), _trigger_seconds(run)
+    if sample is None or trigger is None:
+        return None
+    ratio = sample / trigger
+    if ratio >= 1 and abs(ratio - round(ratio)) < 0.05:
+        return (f"The sample interval ({sample:g} s) is a multiple of the trigger interval ({trigger:g} s): every "
+                "sample sees the same phase of the saw-tooth, so the lag curve may look flatter or higher than it is.")
+    if trigger > sample:
+        return (f"The trigger interval ({trigger:g} s) is longer than the sample interval ({sample:g} s): the lag "
+                "shows the saw-tooth of each micro-batch; warm-up and threshold must span several batches.")
+    return None
+
+
+def _scaling_section(run: RunFiles, table: dict[float, float | None]) -> str:
+    rows = scaling_rows(run, table)
+    if not rows:
+        return '<p class="note">no load passed: no efficiency or cost</p>'
+    body = [[fmt_value(r.load), _num(r.rate), fmt_value(r.resources), f"{r.throughput_factor:.3g}",
+             f"{r.resource_factor:.3g}", f"{r.efficiency:.3f}", f"{r.core_seconds_per_million:.4g}"] for r in rows]
+    return (_table(["load", "records/s", "resources", "throughput factor", "resource factor", "scaling efficiency",
+                    "core-seconds per million records"], body)
+            + f'<p class="note">Scaling efficiency (OSPBench): throughput increase factor / resource increase '
+              f"factor, relative to the first passing load; 1 is linear. Cost assumes "
+              f"{cores_per_instance(run):g} core(s) per instance.</p>")
+
+
+def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -> str:
+    analysed = [(run, _analysis(run, confidence)) for run in runs]
+    metrics = sorted({run.metric() for run in runs})
+    summary_rows = []
+    for run, analysis in analysed:
+        table = _table_of(run, analysis)
+        unstable = sum(e.unstable for e in analysis.experiments.values()) if analysis else 0
+        summary_rows.append([
+            escape(run.label), escape(str((run.benchmark or {}).get("name", "-"))), run.metric(),
+            escape(analysis.settings.describe()) if analysis else "-",
+            str(len(analysis.experiments) if analysis else 0), str(unstable),
+            escape(", ".join(f"{fmt_value(k)}: {fmt_value(v) if v is not None else 'none'}"
+                             for k, v in sorted(table.items()))),
+        ])
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>bench report: {escape(', '.join(r.label for r in runs))}</title>",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>bench scalability report</h1>",
+        _table(["run", "benchmark", "metric", "SLO settings", "experiments", "unstable", "table"], summary_rows),
+        "<h2>scalability</h2>",
+    ]
+    for metric in metrics:
+        parts.append(_scalability_chart([(r, a) for r, a in analysed if r.metric() == metric], metric))
+    parts.append('<p class="note">Dashed: linear scaling through the origin and each run\'s first passing point. '
+                 "A cross on the top edge: no resource amount passed at that load.</p>")
+    for run, analysis in analysed:
+        parts.append(f"<h2>{escape(run.label)}</h2>")
+        parts.append("<h3>scaling efficiency and cost</h3>")
+        table = _table_of(run, analysis)
+        parts.append(_scaling_section(run, table) if run.metric() == "demand"
+                     else '<p class="note">capacity run: efficiency and cost are computed for demand runs</p>')
+        if analysis is not None:
+            parts.append(_experiments_section(run, analysis))
+        else:
+            parts.append('<p class="note">no lag-trend series in this run</p>')
+        parts.append("<h3>generator accuracy</h3>")
+        parts.append(_generator_section(run))
+        parts.append("<h3>other SLIs</h3>")
+        parts.append(_other_slis_section(run))
+        parts.append("<h3>environment</h3>")
+        parts.append(_environment_section(run))
+    parts.append(f"<script>{SCRIPT}</script></body></html>")
+    return "\n".join(parts)
