@@ -1,7 +1,7 @@
 """The run loop: search strategy -> experiments -> repetitions -> SLO verdicts -> results.
 
 The engine knows nothing about Spark, Kafka or Kubernetes: it drives a platform through
-``bench.platforms.base.Platform`` and asks registered SLO types for verdicts. Every
+``bench.api.Platform`` and asks registered SLO types for verdicts. Every
 finished experiment is written before the next starts, so a crash or Ctrl-C keeps all
 that was measured, and ``resume`` answers already-finished experiments from disk.
 """
@@ -20,11 +20,20 @@ from typing import Any
 
 import structlog
 
-from bench.api import Manifest, SearchProblem, Series, SloContext, SloVerdict, UseCase
+from bench.api import (
+    ExperimentSpec,
+    Manifest,
+    Platform,
+    SearchProblem,
+    Series,
+    SloContext,
+    SloVerdict,
+    TopicSpec,
+    UseCase,
+)
 from bench.environment import EnvironmentRecord
 from bench.model import Benchmark, Execution, SloDef, effective_slos
 from bench.patching import apply_all, find_kind, select_indices
-from bench.platforms.base import ExperimentSpec, Platform, TopicSpec
 from bench.plugins import Registry
 from bench.results import ExperimentRecord, ResultStore, fmt_value
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from bench.api import UseCase
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.engine import Engine, RunConfig, RunOutcome, build_objects
 from bench.model import (
     Benchmark,
@@ -270,7 +270,6 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
     objects = build_objects(registry, prepared.benchmark, prepared.execution, prepared.params, load, res)
     if prepared.platform_options["platform"] == "kubernetes":
         from bench.engine import merged_params
-        from bench.platforms.base import ExperimentSpec, TopicSpec
         from bench.platforms.kubernetes import render_manifests
 
         params = merged_params(prepared.use_case, prepared.benchmark, prepared.execution, objects, prepared.params)
