@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from bench import __version__
+from bench.analysis import commands as _analysis_commands
 from bench.errors import UserError, is_user_error
 from bench.logs import configure_logging
 from bench.plugins import Registry, load_plugins
@@ -144,6 +145,9 @@ def cli() -> None:
                    "fetched its JARs) or bench's Python data source (python, the fallback).")
 @click.option("--namespace", help="Kubernetes namespace (default: $BENCH_K8S_NAMESPACE or 'default').")
 @click.option("--dry-run", is_flag=True, help="Print the patched deployment of the first experiment and exit.")
+@click.option("--expect", metavar="OLD",
+              help="Compare the table with OLD (results folder or demand CSV) and exit 3 when the demand rose "
+                   "for any load (capacity: fell); see `bench compare`.")
 @click.option("--log-format", type=click.Choice(["console", "json"]), default="console", show_default=True)
 @click.option("-v", "--verbose", count=True, callback=_count_verbose,
               help="More log output; -vv shows the traceback of an error.")
@@ -152,10 +156,17 @@ def run(**opts: Any) -> None:
 
     Without files, the use case's own benchmark and laptop-sized defaults are used.
     Results (per-SLI CSVs, demand/capacity CSV, JSON, PNG plots) go to --results as
-    each experiment finishes. Exit code 0 means the run completed, whatever the verdicts.
+    each experiment finishes. Exit code 0 means the run completed, whatever the verdicts
+    (3 with --expect when the demand rose for a load).
     """
     configure_logging(opts["log_format"], opts["verbose"])
     from bench.runner import prepare_run, run_benchmark
+
+    expected = None
+    if opts.get("expect"):
+        from bench.analysis.compare import read_table
+
+        expected = read_table(opts["expect"])  # before the run: a wrong path fails now
 
     try:
         registry = _registry()
@@ -172,6 +183,13 @@ def run(**opts: Any) -> None:
     from bench.runner import print_table
 
     print_table(outcome)
+    if expected is not None:
+        from bench.analysis.compare import expect
+
+        code, text = expect(expected, outcome.metric, outcome.table, opts["expect"])
+        click.echo(text)
+        if code:
+            sys.exit(code)
 
 
 @cli.command()
@@ -200,6 +218,10 @@ def validate(file: str, benchmark_file: str | None) -> None:
     except UserError as exc:
         raise UserError(f"{file}: {exc}") from exc
     click.echo(message)
+
+
+# bench analyze / report / compare, through the same hook a plugin uses to add commands.
+_analysis_commands.bench_add_commands(cli)
 
 
 def main() -> None:

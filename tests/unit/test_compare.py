@@ -71,3 +71,13 @@ def test_bad_input_is_a_user_error(tmp_path: Path) -> None:
         cap = tmp_path / "cap.csv"
         cap.write_text("resource,loads\n1,1000\n")
         compare_tables(read_table(demand_csv(tmp_path / "d.csv", {1: 1})), read_table(cap))
+
+
+def test_expect_after_a_run(tmp_path: Path) -> None:
+    from bench.analysis.compare import expect
+
+    old = read_table(demand_csv(tmp_path / "old.csv", {1000: 1, 2000: 2}))
+    code, text = expect(old, "demand", {1000.0: 1.0, 2000.0: 3.0}, "old.csv")
+    assert code == 3 and "load 2000: resources 2 -> 3  REGRESSION" in text
+    code, text = expect(old, "demand", {1000.0: 1.0, 2000.0: 2.0}, "old.csv")
+    assert code == 0 and "no regression" in text

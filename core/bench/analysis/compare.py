@@ -124,3 +124,15 @@ def format_comparison(comparison: Comparison, old_name: str, new_name: str) -> s
         lines.append(f"  only in new: {key_name} {', '.join(fmt_value(k) for k in comparison.only_new)}")
     lines.append("result: REGRESSION" if comparison.regressed else "result: no regression")
     return "\n".join(lines)
+
+
+def expect(expected: TableFile, metric: str, table: Table, name: str) -> tuple[int, str]:
+    """``bench run --expect OLD``: the exit code and the text for a finished run's table.
+
+    ``expected`` is read before the run starts (:func:`read_table`), so a mistyped
+    path fails in seconds, not after hours of benchmarking.
+    """
+    from bench.analysis.commands import EXIT_REGRESSION
+
+    comparison = compare_tables(expected, TableFile(metric, table))
+    return (EXIT_REGRESSION if comparison.regressed else 0), format_comparison(comparison, name, "this run")
