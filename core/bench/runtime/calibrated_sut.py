@@ -15,21 +15,24 @@ commits (auto-commit consumers joining one at a time can hang in a rebalance on
 noida-db) and a short session timeout (tansu's joins take half of it).
 
 SPEC.json: ``{"bootstrap_servers", "topics": {"input": real name}, "group_id",
-"params", "instance", "instances"}``. Stdout: JSON lines ``started`` (first
-assignment), ``progress`` (processed, rate, partitions), ``stopped``.
+"params", "instance", "instances"}``. Stdout: JSON lines (:mod:`bench.runtime.child_protocol`)
+``started`` (first assignment), ``assigned`` (a later rebalance), ``progress``
+(processed, rate, partitions, capacity), ``stopped``; ``error`` on failure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 import sys
 import time
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+
+from bench.runtime import child_protocol
+from bench.runtime.child_protocol import emit
 
 DEFAULT_CAPACITY = 1000.0
 COMMIT_EVERY_S = 0.2
@@ -38,11 +41,6 @@ SLICE_S = 0.05
 PROGRESS_EVERY_S = 5.0
 #: credit a briefly idle instance may save up (s of capacity): keeps bursts small
 BURST_S = 1.0
-
-
-def emit(event: str, **fields: Any) -> None:
-    sys.stdout.write(json.dumps({"event": event, "time": time.time(), **fields}) + "\n")
-    sys.stdout.flush()
 
 
 class Pacer:
@@ -199,13 +197,8 @@ async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m bench.runtime.calibrated_sut SPEC.json", file=sys.stderr)
-        return 2
-    with open(argv[0]) as fh:
-        spec = json.load(fh)
+def run_spec(spec: dict[str, Any]) -> int:
+    """:func:`run` until SIGTERM or SIGINT asks it to stop."""
 
     async def _main() -> int:
         stop = asyncio.Event()
@@ -215,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         return await run(spec, stop)
 
     return asyncio.run(_main())
+
+
+def main(argv: list[str] | None = None) -> int:
+    return child_protocol.main("bench.runtime.calibrated_sut", run_spec, argv)
 
 
 if __name__ == "__main__":

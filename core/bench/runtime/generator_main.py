@@ -7,32 +7,27 @@ the sampler's event loop. SPEC.json::
     {"generator": "active-power", "bootstrap_servers": "...", "topic": "...",
      "keys": [...], "period_ms": 1000, "duration_s": null, "params": {}, "topics": {}}
 
-Stdout carries JSON lines: ``started``, ``progress`` (records, seconds, rate, target),
-then ``report`` (a GeneratorReport) or ``error``. SIGTERM/SIGINT ask the generator
-to stop and report; one that ignores the request is cancelled after a grace period.
+Stdout carries JSON lines (:mod:`bench.runtime.child_protocol`): ``started``,
+``progress`` (records, seconds, rate, target), then ``report`` (a GeneratorReport) or
+``error``. SIGTERM/SIGINT ask the generator to stop and report; one that ignores the
+request is cancelled after a grace period.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 import sys
-import time
-import traceback
 from dataclasses import asdict
 from typing import Any
 
 from bench.api import GeneratorReport, GeneratorSpec
+from bench.runtime import child_protocol
+from bench.runtime.child_protocol import emit
 from bench.runtime.generator import CONTROL, RunControl
 
 STOP_GRACE_S = 20.0
-
-
-def emit(event: str, **fields: Any) -> None:
-    sys.stdout.write(json.dumps({"event": event, "time": time.time(), **fields}) + "\n")
-    sys.stdout.flush()
 
 
 def spec_from_json(raw: dict[str, Any]) -> GeneratorSpec:
@@ -80,17 +75,7 @@ async def run(raw: dict[str, Any]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m bench.runtime.generator_main SPEC.json", file=sys.stderr)
-        return 2
-    with open(argv[0]) as fh:
-        raw = json.load(fh)
-    try:
-        return asyncio.run(run(raw))
-    except Exception as exc:  # noqa: BLE001 - report every failure as a JSON line
-        emit("error", message=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
-        return 1
+    return child_protocol.main("bench.runtime.generator_main", lambda raw: asyncio.run(run(raw)), argv)
 
 
 if __name__ == "__main__":

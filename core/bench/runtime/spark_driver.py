@@ -9,9 +9,9 @@ The spec is a JSON object::
      "params": {}, "instances": 1, "spark_master": null, "trigger_seconds": 2,
      "max_records_per_trigger": null, "checkpoint_dir": "/tmp/ck", "connector": "python"}
 
-stdout carries JSON lines: ``{"event": "started"}`` once the query is ready (after a
-warm-up run of the topology over throw-away topics, see :func:`warm_up`; ``"warmup":
-false`` in the spec skips it), ``{"event": "progress", ...}``
+stdout carries JSON lines (:mod:`bench.runtime.child_protocol`): ``{"event": "started"}``
+once the query is ready (after a warm-up run of the topology over throw-away topics, see
+:func:`warm_up`; ``"warmup": false`` in the spec skips it), ``{"event": "progress", ...}``
 per micro-batch, ``{"event": "error", "message": ...}`` on failure (exit 1). SIGTERM
 and SIGINT stop the query and Spark and exit 0.
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import signal
 import sys
 import threading
@@ -31,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bench.api import StreamingPlan, TopologyContext, UseCase
+from bench.runtime import child_protocol
+from bench.runtime.child_protocol import write_line
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -310,11 +311,6 @@ def _finite(x: Any) -> float:
     return value if value == value and value not in (float("inf"), float("-inf")) else 0.0
 
 
-def _emit(obj: Mapping[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
 def lookup_use_case(name: str) -> UseCase:
     from bench.plugins import load_plugins
 
@@ -324,7 +320,7 @@ def lookup_use_case(name: str) -> UseCase:
     return registry.use_cases[name]
 
 
-def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _emit) -> int:
+def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = write_line) -> int:
     from bench.runtime.jars import default_connector
     from bench.runtime.spark_session import build_session, progress_listener, stop_session
 
@@ -401,17 +397,7 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = _em
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        sys.stderr.write("usage: python -m bench.runtime.spark_driver SPEC.json\n")
-        return 2
-    try:
-        with open(argv[0], encoding="utf-8") as fh:
-            spec = json.load(fh)
-        return run(spec)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes one error line for the platform
-        _emit({"event": "error", "message": f"{type(exc).__name__}: {exc}"})
-        return 1
+    return child_protocol.main("bench.runtime.spark_driver", run, argv)
 
 
 if __name__ == "__main__":
