@@ -15,6 +15,15 @@ replicas, periodMs, params). On Kubernetes these become:
 Everything else in a benchmark is applied as written. Every object gets the labels
 ``app.kubernetes.io/managed-by: bench`` and ``bench/experiment`` and an annotation
 ``bench/role`` (sut|generator) that decides when it is started and stopped.
+
+Every pod rendered here runs locked down (the Pod Security Standard "restricted"):
+non-root (uid ``run_as_user``, the ``spark`` user of deploy/Dockerfile), no privilege
+escalation, all capabilities dropped, the runtime's default seccomp profile. A benchmark
+needs none of these privileges, and a cluster that enforces "restricted" must not
+reject its pods. SUT and generator pods get no service-account token
+(``automountServiceAccountToken: false``): they never call the API server, so a token
+would only be something to steal. The one exception is the Spark operator's driver: it
+creates its executor pods through the API, with ``spark_service_account``.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "driver_memory": "1g",
     "trigger_seconds": None,
     "connector": "python",
+    "run_as_user": 185,
 }
 
 
@@ -61,6 +71,39 @@ def option(options: Mapping[str, Any] | None, key: str) -> Any:
     if value is None:
         value = os.environ.get(f"BENCH_K8S_{key.upper()}")
     return DEFAULTS.get(key) if value is None else value
+
+
+def pod_security_context(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The pod-level half of the restricted profile (see the module docstring)."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": int(option(options, "run_as_user")),
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def container_security_context(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The container-level half; it repeats non-root and seccomp because the Spark
+    operator copies only container contexts into executor pods on some versions."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": int(option(options, "run_as_user")),
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def _pod_spec(options: Mapping[str, Any] | None, containers: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """A pod template's spec with the restricted profile and no service-account token."""
+    for container in containers:
+        container["securityContext"] = container_security_context(options)
+    return {
+        "automountServiceAccountToken": False,
+        "securityContext": pod_security_context(options),
+        **extra,
+        "containers": containers,
+    }
 
 
 def dns_name(*parts: str) -> str:
@@ -188,6 +231,8 @@ def _spark_application(sut: _SutParts) -> Manifest:
                 "labels": _labels(sut.base, "driver"),
                 "env": copy.deepcopy(sut.env),
                 "volumeMounts": [sut.mount],
+                "securityContext": container_security_context(sut.options),
+                "podSecurityContext": pod_security_context(sut.options),
             },
             "executor": {
                 "instances": sut.replicas,
@@ -195,6 +240,8 @@ def _spark_application(sut: _SutParts) -> Manifest:
                 "memory": str(option(sut.options, "executor_memory")),
                 "labels": _labels(sut.base, "executor"),
                 "env": copy.deepcopy(sut.env),
+                "securityContext": container_security_context(sut.options),
+                "podSecurityContext": pod_security_context(sut.options),
             },
         },
     }
@@ -204,7 +251,9 @@ def _container(name: str, image: str, command: list[str], env: list[dict[str, st
     return {"name": name, "image": image, "command": command, "env": copy.deepcopy(env), **extra}
 
 
-def _deployment(base: str, component: str, replicas: int, container: dict[str, Any]) -> Manifest:
+def _deployment(
+    base: str, component: str, replicas: int, container: dict[str, Any], options: Mapping[str, Any] | None
+) -> Manifest:
     labels = _labels(base, component)
     return {
         "apiVersion": "apps/v1",
@@ -213,7 +262,7 @@ def _deployment(base: str, component: str, replicas: int, container: dict[str, A
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": dict(labels)},
-            "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [container]}},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": _pod_spec(options, [container])},
         },
     }
 
@@ -254,10 +303,9 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
             "backoffLimit": 0,
             "template": {
                 "metadata": {"labels": dict(driver_labels)},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "volumes": [sut.volume],
-                    "containers": [
+                "spec": _pod_spec(
+                    sut.options,
+                    [
                         _container(
                             "driver",
                             sut.image,
@@ -266,14 +314,16 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
                             volumeMounts=[sut.mount],
                         )
                     ],
-                },
+                    restartPolicy="Never",
+                    volumes=[sut.volume],
+                ),
             },
         },
     }
     return [
-        _deployment(sut.base, "master", 1, master_container),
+        _deployment(sut.base, "master", 1, master_container, sut.options),
         service,
-        _deployment(sut.base, "worker", sut.replicas, worker_container),
+        _deployment(sut.base, "worker", sut.replicas, worker_container, sut.options),
         driver,
     ]
 
@@ -319,7 +369,7 @@ def generator_manifests(spec: ExperimentSpec, gen: Manifest, options: Mapping[st
                 "serviceName": base,
                 "podManagementPolicy": "Parallel",
                 "selector": {"matchLabels": dict(labels)},
-                "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [container]}},
+                "template": {"metadata": {"labels": dict(labels)}, "spec": _pod_spec(options, [container])},
             },
         },
     ]
