@@ -73,7 +73,7 @@ async def fill(bootstrap: str, topic: str, rows: int) -> None:
 def rate_context(spark: Any, rows: int, params: dict[str, Any]) -> Any:
     """A TopologyContext whose measurements come from the rate-micro-batch source."""
     from bench.api import TopologyContext
-    from bench.runtime.spark_driver import parse_measurements
+    from bench.runtime.sut_query import parse_measurements
     from pyspark.sql import functions as F
 
     def raw(_: str) -> Any:
@@ -95,7 +95,7 @@ def rate_context(spark: Any, rows: int, params: dict[str, Any]) -> Any:
 def run_query(spark: Any, source: str, bootstrap: str, topic: str, rows: int, batches: int,
               tmp: str) -> list[dict[str, Any]]:
     """Run UC1 until ``batches`` measured micro-batches (after the first) have finished."""
-    from bench.runtime.spark_driver import build_context, start_query
+    from bench.runtime.sut_query import build_context, start_query
     from bench_uc1 import topology
 
     n = next(_names)

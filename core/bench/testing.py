@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.api import UseCase
-from bench.runtime.spark_driver import ProgressTotals, build_context, start_query
+from bench.runtime.sut_query import ProgressTotals, build_context, start_query
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

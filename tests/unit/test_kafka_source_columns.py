@@ -28,7 +28,7 @@ def test_wrong_type_is_named() -> None:
 
 
 def test_read_topic_rejects_unknown_columns_before_spark_is_touched() -> None:
-    from bench.runtime.spark_driver import read_topic
+    from bench.runtime.sut_query import read_topic
 
     with pytest.raises(ValueError, match="unknown topic column.*'vlaue'"):
         read_topic(None, "localhost:1", "t", columns=("vlaue",))  # type: ignore[arg-type]

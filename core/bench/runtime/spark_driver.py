@@ -1,4 +1,4 @@
-"""The SUT driver: ``python -m bench.runtime.spark_driver SPEC.json``.
+"""The SUT driver program: ``python -m bench.runtime.spark_driver SPEC.json``.
 
 The embedded platform runs this as a subprocess so that the SUT's JVM and Python
 workers stay out of the engine's event loop and can be killed as one process group.
@@ -11,304 +11,31 @@ The spec is a JSON object::
 
 stdout carries JSON lines (:mod:`bench.runtime.child_protocol`): ``{"event": "started"}``
 once the query is ready (after a warm-up run of the topology over throw-away topics, see
-:func:`warm_up`; ``"warmup": false`` in the spec skips it), ``{"event": "progress", ...}``
-per micro-batch, ``{"event": "error", "message": ...}`` on failure (exit 1). SIGTERM
-and SIGINT stop the query and Spark and exit 0.
+:func:`bench.runtime.sut_query.warm_up`; ``"warmup": false`` in the spec skips it),
+``{"event": "progress", ...}`` per micro-batch, ``{"event": "error", "message": ...}``
+on failure (exit 1). SIGTERM and SIGINT stop the query and Spark and exit 0.
 
-:func:`build_context` and :func:`start_query` are shared with :mod:`bench.testing`.
+A program only: building and starting the query is :mod:`bench.runtime.sut_query`,
+shared with :mod:`bench.testing`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from bench.api import StreamingPlan, TopologyContext, UseCase
+from bench.api import UseCase
 from bench.runtime import child_protocol
 from bench.runtime.child_protocol import write_line
+from bench.runtime.sut_query import ProgressTotals, build_context, start_query, wait_ready, warm_up
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-MALFORMED_PREFIX = "bench_malformed_"
 START_ATTEMPTS = 3
-MEASUREMENT_SCHEMA = "identifier string, timestamp long, valueInW double"
-_observe_ids = itertools.count()
-
-
-def read_topic(
-    spark: SparkSession,
-    bootstrap: str,
-    topic: str,
-    connector: str = "python",
-    max_records_per_trigger: int | None = None,
-    columns: Sequence[str] | None = None,
-    tasks: int = 0,
-) -> DataFrame:
-    """The raw stream of one real topic: key, value, topic, partition, offset, timestamp.
-
-    ``columns`` keeps only those (in that schema order); the Python source then never
-    builds the others, which measurably shortens its micro-batches (docs/performance.md).
-    ``tasks``: Spark tasks per micro-batch for the Python source (0: one per Kafka
-    partition); the SUT uses its instance count, i.e. its task slots.
-    """
-    from bench.runtime.kafka_source import SCHEMA, schema_of, select_columns
-
-    wanted = tuple(SCHEMA.fieldNames()) if columns is None else select_columns(columns)
-    if connector == "native":
-        from pyspark.sql import functions as F
-
-        reader = (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-        )
-        if max_records_per_trigger:
-            reader = reader.option("maxOffsetsPerTrigger", str(max_records_per_trigger))
-        native = {
-            "key": F.col("key").cast("string").alias("key"),
-            "value": F.col("value").cast("string").alias("value"),
-        }
-        return reader.load().select(*[native.get(c, F.col(c)) for c in wanted])
-    if connector != "python":
-        raise ValueError(f"connector must be 'python' or 'native', got {connector!r}")
-    reader = spark.readStream.format("bench-kafka").option("bootstrap", bootstrap).option("topic", topic)
-    if columns is not None:
-        reader = reader.schema(schema_of(wanted))
-    if tasks > 0:
-        reader = reader.option("tasks", str(tasks))
-    if max_records_per_trigger:
-        reader = reader.option("max_records_per_trigger", str(max_records_per_trigger))
-    return reader.load()
-
-
-def parse_measurements(raw: DataFrame, name: str) -> DataFrame:
-    """ActivePowerRecord JSON -> identifier, timestamp (TimestampType), valueInW.
-
-    Parsing happens in the JVM (from_json); rows that do not parse or lack a field are
-    counted through ``observe`` (``progress.observedMetrics[name]``) and dropped.
-    """
-    from pyspark.sql import functions as F
-
-    parsed = raw.select(F.from_json(F.col("value"), MEASUREMENT_SCHEMA).alias("r"))
-    bad = (
-        F.col("r").isNull()
-        | F.col("r.identifier").isNull()
-        | F.col("r.timestamp").isNull()
-        | F.col("r.valueInW").isNull()
-    )
-    flagged = parsed.withColumn("_bad", bad)
-    observed = flagged.observe(name, F.sum(F.col("_bad").cast("long")).alias("malformed"))
-    return observed.where(~F.col("_bad")).select(
-        F.col("r.identifier").alias("identifier"),
-        F.timestamp_millis(F.col("r.timestamp")).alias("timestamp"),
-        F.col("r.valueInW").alias("valueInW"),
-    )
-
-
-def build_context(
-    spark: SparkSession,
-    bootstrap: str,
-    topics: Mapping[str, str],
-    group_id: str,
-    params: Mapping[str, Any],
-    instances: int = 1,
-    connector: str = "python",
-    max_records_per_trigger: int | None = None,
-) -> TopologyContext:
-    """A TopologyContext whose readers commit their offsets to ``group_id``."""
-    from bench.runtime.spark_session import progress_listener
-
-    committer = progress_listener(spark).committer
-
-    def topic_of(logical: str) -> str:
-        if logical not in topics:
-            raise KeyError(f"unknown logical topic {logical!r}; known: {sorted(topics)}")
-        return topics[logical]
-
-    def _read_topic(logical: str, columns: Sequence[str] | None = None) -> DataFrame:
-        real = topic_of(logical)
-        committer.watch(real, bootstrap, group_id)
-        return read_topic(spark, bootstrap, real, connector, max_records_per_trigger, columns, tasks=instances)
-
-    def _read_measurements(logical: str) -> DataFrame:
-        name = f"{MALFORMED_PREFIX}{logical.replace('-', '_')}_{next(_observe_ids)}"
-        return parse_measurements(_read_topic(logical, ("value",)), name)
-
-    return TopologyContext(
-        spark=spark,
-        params=dict(params),
-        topics=dict(topics),
-        instances=instances,
-        read_topic=_read_topic,
-        read_measurements=_read_measurements,
-    )
-
-
-def start_query(
-    plan: StreamingPlan,
-    ctx: TopologyContext,
-    bootstrap: str,
-    checkpoint_dir: str,
-    trigger_seconds: float,
-    connector: str = "python",
-    name: str | None = None,
-    available_now: bool = False,
-) -> StreamingQuery:
-    from bench.runtime.kafka_sink import foreach_batch_writer, write_stream
-
-    if callable(plan.sink):
-        writer = plan.df.writeStream.foreachBatch(plan.sink)
-    elif plan.sink == "kafka" and plan.output_mode != "append" and connector == "python":
-        # Python stream writers support append only; see foreach_batch_writer
-        writer = plan.df.writeStream.foreachBatch(foreach_batch_writer(bootstrap, ctx.topics))
-    elif plan.sink == "kafka":
-        writer = write_stream(plan.df, bootstrap, ctx.topics, connector)
-    else:
-        raise ValueError(f"StreamingPlan.sink must be 'kafka' or a callable, got {plan.sink!r}")
-    writer = writer.outputMode(plan.output_mode).option("checkpointLocation", checkpoint_dir)
-    if name:
-        writer = writer.queryName(name)
-    if available_now:
-        return writer.trigger(availableNow=True).start()
-    return writer.trigger(processingTime=f"{max(0.0, trigger_seconds)} seconds").start()
-
-
-#: A record every use case's parser rejects (no field parses): the warm-up batch runs the
-#: whole plan (JVM code generation, Python workers, Kafka clients, sink tasks) but
-#: stores nothing, so a sink that cannot be redirected (UC1's log or sqlite) stays clean.
-WARMUP_VALUE = b"{}"
-WARMUP_RECORDS_PER_PARTITION = 4
-
-
-def warm_up(
-    spark: SparkSession,
-    use_case: UseCase,
-    bootstrap: str,
-    topics: Mapping[str, str],
-    group_id: str,
-    params: Mapping[str, Any],
-    instances: int,
-    connector: str,
-    timeout_s: float = 90.0,
-) -> float:
-    """Run the topology once, as a batch (availableNow), over throw-away topics.
-
-    Why: the first micro-batch of a fresh session took 14-21 s here (minutes on a loaded
-    machine), mostly JVM class loading and code generation plus starting Python
-    workers. Without a warm-up the generator started while Spark was still compiling,
-    and the first minute of every experiment measured the JIT, not the SUT. A warm-up
-    still running after ``timeout_s`` is stopped (the platform's start timeout must
-    still be met on a loaded machine). Returns the seconds it took.
-    """
-    import shutil
-    import tempfile
-    import time
-    import uuid
-
-    from confluent_kafka import Producer
-
-    from bench.runtime.kafka_admin import create_topics_sync, delete_topics_sync
-    from bench.runtime.kafka_source import EndOffsetProbe
-
-    began = time.monotonic()
-    suffix = uuid.uuid4().hex[:8]
-    warm = {logical: f"{real}-warmup-{suffix}" for logical, real in topics.items()}
-    probe = EndOffsetProbe(bootstrap)
-    try:
-        sizes = {warm[k]: max(1, len(probe.partitions(real))) for k, real in topics.items()}
-    finally:
-        probe.close()
-    create_topics_sync(bootstrap, sizes)
-    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
-    for logical, real in warm.items():
-        if logical in ("output",):
-            continue
-        for p in range(sizes[real]):
-            for _ in range(WARMUP_RECORDS_PER_PARTITION):
-                producer.produce(real, value=WARMUP_VALUE, key=b"warmup", partition=p)
-    producer.flush(30)
-    ckpt = tempfile.mkdtemp(prefix="bench-warmup-")
-    try:
-        ctx = build_context(spark, bootstrap, warm, f"{group_id}-warmup", params, instances, connector)
-        plan = use_case.topology(ctx) if use_case.topology is not None else None
-        if plan is None:
-            return 0.0
-        query = start_query(plan, ctx, bootstrap, ckpt, 0.0, connector, None, available_now=True)
-        try:
-            query.awaitTermination(int(timeout_s))
-        finally:
-            query.stop()
-    finally:
-        shutil.rmtree(ckpt, ignore_errors=True)
-        with contextlib.suppress(Exception):  # leftover warm-up topics are harmless
-            delete_topics_sync(bootstrap, list(sizes))
-    return time.monotonic() - began
-
-
-def wait_ready(query: StreamingQuery, stop: threading.Event, timeout_s: float = 120.0) -> None:
-    """Until the query's first trigger has planned its offsets (or a batch ran)."""
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while not stop.is_set() and time.monotonic() < deadline:
-        if query.exception() is not None or not query.isActive:
-            raise RuntimeError(str(query.exception() or "query stopped"))
-        status = query.status
-        if query.lastProgress is not None or not status.get("isTriggerActive") and "Waiting" in str(
-            status.get("message")
-        ):
-            return
-        stop.wait(0.1)
-
-
-@dataclass
-class ProgressTotals:
-    """Cumulative counters over a query's progress events."""
-
-    dropped_by_watermark: int = 0
-    malformed: int = 0
-    input_rows: int = 0
-    batches: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, progress: Any) -> dict[str, Any]:
-        self.batches += 1
-        self.input_rows += int(progress.numInputRows or 0)
-        self.dropped_by_watermark += sum(int(op.numRowsDroppedByWatermark or 0) for op in progress.stateOperators)
-        for metric, row in (progress.observedMetrics or {}).items():
-            if metric.startswith(MALFORMED_PREFIX) and row is not None:
-                self.malformed += int(row["malformed"] or 0)
-        event = {
-            "event": "progress",
-            "timestamp": progress.timestamp,
-            "batchId": progress.batchId,
-            "numInputRows": progress.numInputRows,
-            "inputRowsPerSecond": _finite(progress.inputRowsPerSecond),
-            "processedRowsPerSecond": _finite(progress.processedRowsPerSecond),
-            "batchDurationMs": (progress.durationMs or {}).get("triggerExecution"),
-            "droppedByWatermark": self.dropped_by_watermark,
-            "malformed": self.malformed,
-            "durationMs": dict(progress.durationMs or {}),
-        }
-        self.events.append(event)
-        return event
-
-
-def _finite(x: Any) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        return 0.0
-    return value if value == value and value not in (float("inf"), float("-inf")) else 0.0
 
 
 def lookup_use_case(name: str) -> UseCase:
