@@ -1,16 +1,26 @@
 """The run loop: search strategy -> experiments -> repetitions -> SLO verdicts -> results.
 
 The engine knows nothing about Spark, Kafka or Kubernetes: it drives a platform through
-``bench.api.Platform`` and asks registered SLO types for verdicts. Every
-finished experiment is written before the next starts, so a crash or Ctrl-C keeps all
-that was measured, and ``resume`` answers already-finished experiments from disk.
+``bench.api.Platform`` and asks registered SLO types for verdicts. Every finished
+repetition is written before the next starts, so a crash, kill or Ctrl-C keeps all that
+was measured, and ``resume`` answers finished experiments and repetitions from disk.
+
+Faults: a repetition whose platform raises (a SUT, generator or broker that died, a
+generator that stalled, a failed Kafka call) or whose generators fell more than 1 %
+behind their target is not measured: it is run again, up to ``retries`` times. If it
+still fails, the experiment's outcome is ``error`` with the cause; the search treats it
+as not passed and the run goes on, because one crashed JVM should not cost the hours
+of experiments around it. User errors (:class:`bench.errors.UserError`) and bugs
+(:data:`BUGS`) still end the run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import math
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -32,15 +42,23 @@ from bench.api import (
     UseCase,
 )
 from bench.environment import EnvironmentRecord
+from bench.errors import UserError
 from bench.model import Benchmark, Execution, SloDef, effective_slos
 from bench.patching import apply_all, find_kind, select_indices
 from bench.plugins import Registry
-from bench.results import ExperimentRecord, ResultStore, fmt_value
+from bench.results import ExperimentRecord, Repetition, ResultStore, fmt_value
 
 log = structlog.get_logger("bench.engine")
 
-#: A generator that falls further behind its target than this makes an experiment invalid.
+#: A generator that falls further behind its target than this makes a repetition a fault.
 MAX_GENERATOR_SHORTFALL = 0.01
+
+#: Exceptions that are bugs in bench or a plugin, not faults of an experiment: they keep
+#: their traceback and end the run rather than being retried.
+BUGS: tuple[type[BaseException], ...] = (NotImplementedError, TypeError, AttributeError, NameError, ImportError)
+
+OUTCOMES = ("passed", "failed", "error")
+_NOT_FAULTS: tuple[type[BaseException], ...] = (UserError, *BUGS)
 
 
 @dataclass
@@ -52,6 +70,8 @@ class RunConfig:
     params: dict[str, Any] = field(default_factory=dict)
     exp_id: int | None = None
     resume: bool = False
+    #: how often a faulted repetition is run again before its experiment is an ``error``
+    retries: int = 1
 
 
 @dataclass
@@ -61,6 +81,11 @@ class RunOutcome:
     table: dict[float, float | None]
     records: list[ExperimentRecord]
     results_dir: Path
+
+    @property
+    def errors(self) -> list[ExperimentRecord]:
+        """Experiments that got no verdict (outcome ``error``)."""
+        return [r for r in self.records if r.outcome == "error"]
 
 
 #: progress(message, transient): transient messages (per-sample ticks) may be overwritten.
@@ -149,7 +174,10 @@ class Engine:
         exp_id = config.exp_id
         if exp_id is None:
             ids = ResultStore.existing_ids(config.results_dir)
-            exp_id = ids[-1] if (config.resume and ids) else ResultStore.next_id(config.results_dir)
+            if config.resume and ids:
+                exp_id = ids[-1]
+            else:
+                exp_id = ResultStore.reserve_id(config.results_dir, self._run_meta())
         self.store = ResultStore(config.results_dir, exp_id)
         self.cache: dict[tuple[float, float], bool] = {}
         self._run_counter = 0
@@ -160,16 +188,25 @@ class Engine:
 
     # ------------------------------------------------------------------ public
 
+    def _run_meta(self) -> dict[str, Any]:
+        """What ``exp<id>-run.json`` keeps beside the configuration files (compared on resume)."""
+        return {"useCase": self.cfg.use_case.name, "params": self.cfg.params, "pid": os.getpid(),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
     async def run(self) -> RunOutcome:
         ex = self.cfg.execution
-        self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
-        if self.cfg.resume:
+        execution_doc, benchmark_doc = ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json")
+        resuming = self.cfg.resume and self.store.path(f"exp{self.store.id}-execution-configuration.json").exists()
+        if resuming:
+            self.store.check_configuration(execution_doc, benchmark_doc, self._run_meta())
             for rec in self.store.load_previous():
-                self.cache[(rec.load, rec.resources)] = rec.passed
-            if self.cache:
-                self.progress(
-                    f"resuming exp{self.store.id}: {len(self.cache)} experiment(s) already measured", False
-                )
+                if rec.outcome != "error":  # errors get another chance, from their first unfinished repetition
+                    self.cache[(rec.load, rec.resources)] = rec.passed
+            self.progress(
+                f"resuming exp{self.store.id}: {len(self.cache)} experiment(s) already measured", False
+            )
+        else:
+            self.store.write_configuration(execution_doc, benchmark_doc)
         strategy_name, lower_bound = ex.execution.strategy.resolved()
         strategy = self.registry.search_strategies[strategy_name]
         problem = SearchProblem(
@@ -184,11 +221,13 @@ class Engine:
             self.environment = EnvironmentRecord.of_platform(
                 self.store.path(f"exp{self.store.id}-environment.json"), self.platform
             )
+            if resuming:
+                self._keep_environment_history(self.environment)
             self.environment.write()
             table = await strategy.search(problem)
         finally:
             await self.platform.close()
-        self.store.write_table(ex.execution.metric, table, ex.load.loadValues)
+        self.store.write_table(ex.execution.metric, table, ex.load.loadValues, final=True)
         if self.registry.pm is not None:
             self.registry.pm.hook.bench_run_finished(
                 results_dir=str(self.cfg.results_dir), metric=ex.execution.metric, table=table
@@ -209,40 +248,22 @@ class Engine:
         record = ExperimentRecord(load=load, resources=resources, passed=False, started=time.time())
         if self.environment is not None:
             self.environment.experiment_started(load, resources)
+        slis = {slo.name: self._sli(slo) for slo in self.slos}
+        stored = self.store.load_repetitions(load, resources, slis) if self.cfg.resume else []
         collected: dict[str, list[Series]] = {}
         for rep in range(ex.repetitions):
-            spec = self._spec(objects, params, load, resources)
-            if self.registry.pm is not None:
-                self.registry.pm.hook.bench_experiment_started(
-                    experiment_id=spec.experiment_id, load=load, resources=resources, repetition=rep
-                )
-            series, reports, early = await self._repetition(spec, rep, load, resources)
-            record.early_stopped = record.early_stopped or early
-            for name, s in series.items():
+            if rep < len(stored):
+                done: Repetition | None = stored[rep]
+                self.progress(f"load={fmt_value(load)} resources={fmt_value(resources)} rep {rep + 1}/"
+                              f"{ex.repetitions}: measured before, read back", False)
+            else:
+                done = await self._measure(objects, params, load, resources, rep, record, slis)
+            if done is None:
+                break
+            record.early_stopped = record.early_stopped or done.early_stopped
+            for name, s in done.series.items():
                 collected.setdefault(name, []).append(s)
-            for report in reports:
-                entry = {
-                    "repetition": rep,
-                    "target_rate": report.target_rate,
-                    "achieved_rate": report.achieved_rate,
-                    "records": report.records,
-                    "seconds": report.seconds,
-                }
-                record.generators.append(entry)
-            target = sum(r.target_rate for r in reports)
-            achieved = sum(r.achieved_rate for r in reports)
-            if target > 0 and achieved < target * (1 - MAX_GENERATOR_SHORTFALL):
-                record.valid = False
-                log.warning(
-                    "GENERATOR FELL BEHIND: experiment is INVALID (not failed)",
-                    load=load, resources=resources, repetition=rep,
-                    target_rate=round(target, 1), achieved_rate=round(achieved, 1),
-                )
-                self.progress(
-                    f"!! load={fmt_value(load)} resources={fmt_value(resources)}: generator achieved "
-                    f"{achieved:.0f}/s of {target:.0f}/s: experiment marked INVALID",
-                    False,
-                )
+            record.generators.extend(done.generators)
             remaining = ex.repetitions - rep - 1
             if ex.earlyStop and remaining and (settled := self._settled(collected, load, resources, rate,
                                                                          remaining)) is not None:
@@ -253,9 +274,14 @@ class Engine:
                 )
                 record.early_stopped = True
                 break
-        verdicts = self._evaluate(collected, load, resources, rate)
-        record.passed = all(v.passed for v in verdicts.values())
-        record.slos = {name: {"passed": v.passed, **v.details} for name, v in verdicts.items()}
+        verdicts: dict[str, SloVerdict] = {}
+        if record.cause is None:
+            verdicts = self._verdicts(collected, load, resources, rate)
+            record.passed = all(v.passed for v in verdicts.values())
+            record.outcome = "passed" if record.passed else "failed"
+            record.slos = {name: {"passed": v.passed, **v.details} for name, v in verdicts.items()}
+        else:
+            record.passed, record.outcome, record.valid = False, "error", False
         record.finished = time.time()
         self.store.add_experiment(record)
         if self.environment is not None:
@@ -268,13 +294,62 @@ class Engine:
                 experiment_id=f"exp{self.store.id}", load=load, resources=resources,
                 passed=record.passed, details=record.slos,
             )
+        verdict = "ERROR: " + str(record.cause) if record.cause else ("PASS" if record.passed else "FAIL")
         self.progress(
-            f"load={fmt_value(load)} resources={fmt_value(resources)}: "
-            f"{'PASS' if record.passed else 'FAIL'}{'' if record.valid else ' (INVALID)'} "
+            f"load={fmt_value(load)} resources={fmt_value(resources)}: {verdict} "
             + " ".join(f"[{n}: {_summary(v)}]" for n, v in verdicts.items()),
             False,
         )
         return record.passed
+
+    async def _measure(
+        self, objects: list[Manifest], params: dict[str, Any], load: float, resources: float, rep: int,
+        record: ExperimentRecord, slis: dict[str, str],
+    ) -> Repetition | None:
+        """One repetition, run again after a fault up to ``retries`` times; None when it never succeeded.
+
+        A finished repetition is written at once (SLI series, then generator reports), so
+        a later crash or kill loses nothing of it.
+        """
+        ex = self.cfg.execution.execution
+        label = f"load={fmt_value(load)} resources={fmt_value(resources)} rep {rep + 1}/{ex.repetitions}"
+        attempts = max(0, self.cfg.retries) + 1
+        cause = ""
+        for attempt in range(1, attempts + 1):
+            spec = self._spec(objects, params, load, resources)
+            if self.registry.pm is not None:
+                self.registry.pm.hook.bench_experiment_started(
+                    experiment_id=spec.experiment_id, load=load, resources=resources, repetition=rep
+                )
+            try:
+                series, reports, early = await self._repetition(spec, rep, load, resources)
+            except _NOT_FAULTS:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any platform failure is a fault of this repetition
+                log.warning("repetition failed", load=load, resources=resources, repetition=rep,
+                            attempt=attempt, error=str(exc))  # with the stderr tail the platform added
+                log.debug("repetition failed", exc_info=True)
+                cause = _cause(exc)
+            else:
+                generators = [
+                    {"repetition": rep, "target_rate": r.target_rate, "achieved_rate": r.achieved_rate,
+                     "records": r.records, "seconds": r.seconds}
+                    for r in reports
+                ]
+                shortfall = _shortfall(reports)
+                if shortfall is None:
+                    done = Repetition(series, generators, early)
+                    self.store.write_repetition(load, resources, rep, done, slis)
+                    return done
+                cause = shortfall
+            record.faults.append({"repetition": rep, "attempt": attempt, "cause": cause})
+            retry = attempt < attempts
+            self.progress(f"!! {label}: {cause}; " + ("running it again" if retry else
+                                                      "giving up: the experiment's outcome is error"), False)
+            if retry and ex.afterTeardownDelay:
+                await self.sleep(ex.afterTeardownDelay)
+        record.cause = f"repetition {rep + 1}: {cause} ({attempts} attempt{'s' if attempts > 1 else ''})"
+        return None
 
     # ------------------------------------------------------------------ internals
 
@@ -365,15 +440,6 @@ class Engine:
     def _sli(self, slo: SloDef) -> str:
         return self.registry.slos[slo.sloType].sli or str(slo.properties.get("sli", ""))
 
-    def _evaluate(
-        self, collected: dict[str, list[Series]], load: float, resources: float, rate: float
-    ) -> dict[str, SloVerdict]:
-        """Every SLO's verdict over all repetitions; the SLI series are written first."""
-        for slo in self.slos:
-            for rep, s in enumerate(collected.get(self._sli(slo), [])):
-                self.store.write_series(load, resources, slo.name, rep, s)
-        return self._verdicts(collected, load, resources, rate)
-
     def _verdicts(
         self, collected: dict[str, list[Series]], load: float, resources: float, rate: float
     ) -> dict[str, SloVerdict]:
@@ -407,7 +473,16 @@ class Engine:
                 if passed and (table.get(res) is None or load > (table[res] or -math.inf)):
                     table[res] = load
                 table.setdefault(res, None)
-        self.store.write_table(metric, table, self.cfg.execution.load.loadValues)
+        self.store.write_table(metric, table, self.cfg.execution.load.loadValues, final=False)
+
+    def _keep_environment_history(self, record: EnvironmentRecord) -> None:
+        """On resume, the experiments of the interrupted run stay in ``exp<id>-environment.json``."""
+        try:
+            old = json.loads(record.path.read_text(encoding="utf-8"))
+            record.data["experiments"] = list(old.get("experiments") or []) + record.data["experiments"]
+            record.data["resumedFrom"] = [*(old.get("resumedFrom") or []), old.get("recorded")]
+        except (OSError, ValueError, AttributeError, TypeError):
+            pass  # a lost environment record is no reason to refuse the results
 
     def _eta(self, elapsed_in_rep: float) -> str:
         ex = self.cfg.execution
@@ -416,6 +491,22 @@ class Engine:
         per_rep = ex.execution.duration + ex.execution.loadGenerationDelay + ex.execution.afterTeardownDelay + 20
         seconds = max(0.0, left * ex.execution.repetitions * per_rep - elapsed_in_rep)
         return f"{left} experiment(s), ~{seconds / 60:.0f} min"
+
+
+def _shortfall(reports: list[Any]) -> str | None:
+    """Why the generators' load was not the one asked for, or None when it was."""
+    target = sum(r.target_rate for r in reports)
+    achieved = sum(r.achieved_rate for r in reports)
+    if target > 0 and achieved < target * (1 - MAX_GENERATOR_SHORTFALL):
+        return (f"generator achieved {achieved:.0f} of {target:.0f} records/s "
+                f"(more than {MAX_GENERATOR_SHORTFALL:.0%} short)")
+    return None
+
+
+def _cause(exc: BaseException) -> str:
+    """One line for the result JSON: the exception's class and first line (stderr tails follow it)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:300]}" if lines else type(exc).__name__
 
 
 def _summary(verdict: SloVerdict) -> str:

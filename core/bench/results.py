@@ -1,9 +1,17 @@
-"""Result files, written as each experiment finishes.
+"""Result files, written as each repetition and experiment finishes.
 
 Names and columns are the reference's (METHOD.md) so existing analysis notebooks work.
 Every write goes to a temporary file in the same folder and is renamed into place, so
-an interrupted run leaves only complete files; ``exp<id>-result.json`` holds every
-finished experiment and is what ``--resume`` reads back.
+an interrupted run leaves only complete files. What ``--resume`` reads back:
+``exp<id>-result.json`` holds every finished experiment; of an unfinished one, each
+finished repetition left its SLI files and then ``exp<id>_<load>_<res>_generator_<rep>.json``
+(its generator reports), written last so that its presence says the repetition is
+complete. ``exp<id>-run.json`` reserves the id (created exclusively) and keeps what
+the configuration files do not: the use case and the ``--set`` values.
+
+The demand (capacity) table is ``exp<id>_demand.provisional.csv`` while the run goes
+on, and ``exp<id>_demand.csv`` only once the search finished, so a reader can tell a
+partial table from a final one (the result JSON says ``"complete"`` too).
 """
 
 from __future__ import annotations
@@ -20,6 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.api import Series
+from bench.errors import UserError
+
+#: any file named ``exp<N>`` followed by a non-digit reserves the id N
+_ANY_EXP_FILE = re.compile(r"^exp(\d+)(?!\d)")
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -55,6 +67,24 @@ class ExperimentRecord:
     early_stopped: bool = False
     #: a trend verdict that the repetitions or the noise could flip (bench.analysis.confidence)
     unstable: bool = False
+    #: ``passed``, ``failed`` (verdicts of the SLOs) or ``error`` (no verdict: see ``cause``)
+    outcome: str = ""
+    cause: str | None = None
+    #: every failed attempt of a repetition: {"repetition", "attempt", "cause"}
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.outcome:  # records of runs from before outcomes existed
+            self.outcome = "passed" if self.passed else "failed"
+
+
+@dataclass
+class Repetition:
+    """One finished repetition: its SLI series (by SLI name) and generator reports."""
+
+    series: dict[str, Series]
+    generators: list[dict[str, Any]]
+    early_stopped: bool = False
 
 
 class ResultStore:
@@ -79,8 +109,42 @@ class ResultStore:
 
     @classmethod
     def next_id(cls, directory: str | Path) -> int:
-        ids = cls.existing_ids(directory)
+        ids = cls.reserved_ids(directory)
         return ids[-1] + 1 if ids else 0
+
+    @staticmethod
+    def reserved_ids(directory: str | Path) -> list[int]:
+        """Every id that any ``exp<N>...`` file in the folder uses (a bare CSV counts too)."""
+        base = Path(directory)
+        if not base.is_dir():
+            return []
+        return sorted({int(m.group(1)) for e in base.iterdir() if (m := _ANY_EXP_FILE.match(e.name))})
+
+    @classmethod
+    def reserve_id(cls, directory: str | Path, meta: dict[str, Any]) -> int:
+        """The next free id, claimed by creating ``exp<N>-run.json`` with O_EXCL.
+
+        Two runs started in one folder at the same moment both see N free; only one of
+        them can create the file, the other moves on to N + 1.
+        """
+        base = Path(directory)
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--results {base}: cannot create the folder ({exc.strerror})") from None
+        exp_id = cls.next_id(base)
+        while True:
+            path = base / f"exp{exp_id}-run.json"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                exp_id += 1
+                continue
+            except OSError as exc:
+                raise UserError(f"--results {base}: cannot write there ({exc.strerror})") from None
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(meta, indent=2, sort_keys=True))
+            return exp_id
 
     # ---------------------------------------------------------------- paths
 
@@ -92,11 +156,54 @@ class ResultStore:
             f"exp{self.id}_{fmt_value(load)}_{fmt_value(resources)}_sli_{slo_name}_{repetition}.csv"
         )
 
+    def repetition_path(self, load: float, resources: float, repetition: int) -> Path:
+        """Generator reports of one repetition; no ``sli`` or SLO name in it, so analyses skip it."""
+        return self.path(f"exp{self.id}_{fmt_value(load)}_{fmt_value(resources)}_generator_{repetition}.json")
+
+    def table_path(self, metric: str, final: bool = True) -> Path:
+        return self.path(f"exp{self.id}_{metric}.csv" if final else f"exp{self.id}_{metric}.provisional.csv")
+
     # ---------------------------------------------------------------- writers
 
     def write_configuration(self, execution: dict[str, Any], benchmark: dict[str, Any]) -> None:
         atomic_write(self.path(f"exp{self.id}-execution-configuration.json"), json.dumps(execution, indent=2))
         atomic_write(self.path(f"exp{self.id}-benchmark-configuration.json"), json.dumps(benchmark, indent=2))
+
+    def check_configuration(self, execution: dict[str, Any], benchmark: dict[str, Any], meta: dict[str, Any]) -> None:
+        """Refuse to resume a run under a configuration other than the one it was measured with.
+
+        Results of different durations, loads or use cases mixed under one id would
+        look like one consistent run; the message names the first differences.
+        """
+        stored = {
+            "execution": self._read_json(f"exp{self.id}-execution-configuration.json"),
+            "benchmark": self._read_json(f"exp{self.id}-benchmark-configuration.json"),
+        }
+        asked: dict[str, Any] = {"execution": execution, "benchmark": benchmark}
+        if self.path(f"exp{self.id}-run.json").exists():
+            run = self._read_json(f"exp{self.id}-run.json")
+            stored["run"] = {k: run.get(k) for k in ("useCase", "params")}
+            asked["run"] = {k: meta.get(k) for k in ("useCase", "params")}
+        diffs = _differences(json.loads(json.dumps(stored, default=str)), json.loads(json.dumps(asked, default=str)))
+        if diffs:
+            shown = "; ".join(f"{path}: stored {old} vs asked {new}" for path, old, new in diffs[:3])
+            more = f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else ""
+            raise UserError(
+                f"--resume: exp{self.id} in {self.dir} was run with another configuration ({shown}{more}); "
+                "give the same options, or run without --resume to start a new run"
+            )
+
+    def _read_json(self, name: str) -> dict[str, Any]:
+        path = self.path(name)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserError(f"--resume: {path} is missing; cannot check what the run was") from None
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--resume: {path} is corrupt or partial ({_reason(exc)})") from None
+        if not isinstance(doc, dict):
+            raise UserError(f"--resume: {path} is corrupt (not a JSON object)")
+        return doc
 
     def write_series(self, load: float, resources: float, slo_name: str, repetition: int, series: Series) -> Path:
         buf = io.StringIO()
@@ -108,20 +215,65 @@ class ResultStore:
         atomic_write(path, buf.getvalue())
         return path
 
+    def write_repetition(
+        self, load: float, resources: float, repetition: int, rep: Repetition, slis: dict[str, str]
+    ) -> None:
+        """Both files of a finished repetition: SLI series first, the generator report last.
+
+        ``slis`` maps each SLO name to its SLI; the report file names the SLI files, so
+        that resuming can tell a complete repetition from one that a kill cut short.
+        """
+        written = []
+        for slo_name, sli in slis.items():
+            series = rep.series.get(sli)
+            if series is not None:
+                self.write_series(load, resources, slo_name, repetition, series)
+                written.append(slo_name)
+        doc = {"repetition": repetition, "generators": rep.generators, "early_stopped": rep.early_stopped,
+               "series": written}
+        atomic_write(self.repetition_path(load, resources, repetition),
+                     json.dumps(doc, indent=2, default=_json_default))
+
+    def load_repetitions(self, load: float, resources: float, slis: dict[str, str]) -> list[Repetition]:
+        """The repetitions 0, 1, ... of an unfinished experiment that a previous run completed."""
+        found: list[Repetition] = []
+        while (path := self.repetition_path(load, resources, len(found))).exists():
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+                names = list(doc["series"])
+                generators = list(doc["generators"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise UserError(f"--resume: {path} is corrupt or partial ({_reason(exc)})") from None
+            series: dict[str, Series] = {}
+            for slo_name in names:
+                sli_file = self.sli_path(load, resources, slo_name, len(found))
+                try:
+                    series[slis.get(slo_name, slo_name)] = read_series(sli_file)
+                except FileNotFoundError:
+                    raise UserError(f"--resume: {sli_file} is missing ({path.name} lists it)") from None
+                except (OSError, ValueError, IndexError) as exc:
+                    raise UserError(f"--resume: {sli_file} is corrupt or partial ({_reason(exc)})") from None
+            found.append(Repetition(series, generators, bool(doc.get("early_stopped"))))
+        return found
+
     def add_experiment(self, record: ExperimentRecord) -> None:
         self._add_confidence(record)
         self.experiments = [
             e for e in self.experiments if (e.load, e.resources) != (record.load, record.resources)
         ]
         self.experiments.append(record)
-        self._write_result_json(table=None, metric=None)
+        self._write_result_json(table=None, metric=None, complete=False)
 
-    def write_table(self, metric: str, table: dict[float, float | None], loads: Sequence[float]) -> None:
+    def write_table(
+        self, metric: str, table: dict[float, float | None], loads: Sequence[float], final: bool = True
+    ) -> None:
         """``exp<id>_demand.csv`` (load,resources) or ``exp<id>_capacity.csv`` (resource,loads).
 
         A key with no passing value keeps its row with an empty value (the JSON says
         None): the reference's notebooks read it as a missing value, and a reader sees
-        that the load was tried, which a dropped row would hide.
+        that the load was tried, which a dropped row would hide. ``final=False``
+        writes the provisional table (``exp<id>_demand.provisional.csv``) instead; the
+        final one replaces it.
         """
         header = ["load", "resources"] if metric == "demand" else ["resource", "loads"]
         buf = io.StringIO()
@@ -130,8 +282,10 @@ class ResultStore:
         for key in sorted(table):
             value = table[key]
             writer.writerow([fmt_value(key), "" if value is None else fmt_value(value)])
-        atomic_write(self.path(f"exp{self.id}_{metric}.csv"), buf.getvalue())
-        self._write_result_json(table=table, metric=metric)
+        atomic_write(self.table_path(metric, final), buf.getvalue())
+        if final:
+            self.table_path(metric, final=False).unlink(missing_ok=True)
+        self._write_result_json(table=table, metric=metric, complete=final)
 
     def _add_confidence(self, record: ExperimentRecord) -> None:
         """The slope interval and margin of every lag-trend-like verdict, from its stored series.
@@ -160,7 +314,9 @@ class ResultStore:
             details["confidence"] = confidence.as_dict()
             record.unstable = record.unstable or confidence.unstable
 
-    def _write_result_json(self, table: dict[float, float | None] | None, metric: str | None) -> None:
+    def _write_result_json(
+        self, table: dict[float, float | None] | None, metric: str | None, complete: bool
+    ) -> None:
         path = self.path(f"exp{self.id}-result.json")
         previous: dict[str, Any] = {}
         if path.exists():
@@ -177,6 +333,7 @@ class ResultStore:
                 if table is not None
                 else previous.get("table")
             ),
+            "complete": complete,
         }
         atomic_write(path, json.dumps(doc, indent=2, default=_json_default))
 
@@ -187,9 +344,28 @@ class ResultStore:
         path = self.path(f"exp{self.id}-result.json")
         if not path.exists():
             return []
-        doc = json.loads(path.read_text())
-        self.experiments = [ExperimentRecord(**e) for e in doc.get("experiments", [])]
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            self.experiments = [ExperimentRecord(**e) for e in doc.get("experiments", [])]
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            raise UserError(f"--resume: {path} is corrupt or partial ({_reason(exc)})") from None
         return list(self.experiments)
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of an exception, short enough for a one-line message."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
+
+
+def _differences(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """(dotted path, old, new) of every leaf where two JSON documents differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for key in list(old) + [k for k in new if k not in old]:
+            out += _differences(old.get(key), new.get(key), f"{path}.{key}" if path else str(key))
+        return out
+    return [] if old == new else [(path, old, new)]
 
 
 def _json_default(obj: Any) -> Any:

@@ -27,10 +27,23 @@ class FakePlatform:
 
     name = "fake"
 
-    def __init__(self, interval: float = 5.0, behind: float = 0.0, fail_at: int | None = None) -> None:
+    def __init__(
+        self,
+        interval: float = 5.0,
+        behind: float = 0.0,
+        fail_at: int | None = None,
+        faults: dict[int, BaseException] | None = None,
+        behind_at: set[int] | None = None,
+    ) -> None:
+        """``fail_at``: every SUT start from the n-th on fails; ``faults``: the n-th SUT start's
+        repetition raises that exception at its third sample (a process that dies mid-way);
+        ``behind_at``: which starts' generators fall ``behind`` (default: all)."""
         self.interval = interval
         self.behind = behind
         self.fail_at = fail_at
+        self.faults = dict(faults or {})
+        self.behind_at = behind_at
+        self.samples_in_rep = 0
         self.calls: list[str] = []
         self.experiments: list[tuple[float, float]] = []
         self.clock = 1_700_000_000.0
@@ -53,11 +66,16 @@ class FakePlatform:
         if self.fail_at is not None and len(self.experiments) >= self.fail_at:
             raise RuntimeError("SUT failed to start")
         self.lag = 0.0
+        self.samples_in_rep = 0
 
     async def start_generators(self, spec: ExperimentSpec) -> None:
         self.calls.append("start_gen")
 
     async def sample(self, spec: ExperimentSpec) -> Sample:
+        self.samples_in_rep += 1
+        fault = self.faults.get(len(self.experiments))
+        if fault is not None and self.samples_in_rep == 3:
+            raise fault
         self.clock += self.interval
         sut = next(o for o in spec.objects if o["kind"] == "BenchSut")
         gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
@@ -70,7 +88,8 @@ class FakePlatform:
         self.calls.append("stop_gen")
         gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
         target = float(gen["spec"]["sensors"])
-        return [GeneratorReport(target, target * (1 - self.behind), int(target * 10), 10.0)]
+        behind = self.behind if self.behind_at is None or len(self.experiments) in self.behind_at else 0.0
+        return [GeneratorReport(target, target * (1 - behind), int(target * 10), 10.0)]
 
     async def stop_sut(self, spec: ExperimentSpec) -> None:
         self.calls.append("stop_sut")

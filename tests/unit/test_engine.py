@@ -99,32 +99,115 @@ async def test_capacity_metric(registry, tmp_path: Path) -> None:
     assert rows[0] == ["resource", "loads"]
 
 
-async def test_crash_keeps_results_and_resume_skips_them(registry, tmp_path: Path) -> None:
+class Killed(BaseException):
+    """Stands for a kill -9 or Ctrl-C: not an Exception, so no retry catches it."""
+
+
+async def test_crash_keeps_results_and_resume_continues_at_the_first_unfinished_repetition(
+    registry, tmp_path: Path
+) -> None:
     cfg = _config(tmp_path, [1500, 2500], [1, 2, 3])
-    failing = FakePlatform(fail_at=5)  # 5th SUT start: 3rd experiment's first repetition
-    with pytest.raises(RuntimeError):
-        await engine(registry, cfg, failing).run()
-    assert failing.closed
-    assert list(dict.fromkeys(failing.experiments)) == [(1500, 1), (1500, 2), (2500, 2)]
-    exp_files = sorted(p.name for p in tmp_path.glob("exp0_1500_*_sli_*.csv"))
-    assert len(exp_files) == 4  # two experiments x two repetitions survived the crash
-    rows = list(csv.reader(open(tmp_path / "exp0_demand.csv")))
+    # SUT starts: (1500,1) x2, (1500,2) x2, (2500,2) rep 0 = 5th, rep 1 = 6th: killed mid-way
+    crashing = FakePlatform(faults={6: Killed()})
+    with pytest.raises(Killed):
+        await engine(registry, cfg, crashing).run()
+    assert crashing.closed
+    assert list(dict.fromkeys(crashing.experiments)) == [(1500, 1), (1500, 2), (2500, 2)]
+    finished = {p.name: p.read_bytes() for p in tmp_path.glob("exp0_*_*_*_*.*")}
+    assert "exp0_2500_2_sli_lag-trend_0.csv" in finished and "exp0_2500_2_generator_0.json" in finished
+    assert "exp0_2500_2_sli_lag-trend_1.csv" not in finished
+    assert len([n for n in finished if "_sli_" in n]) == 5  # 2 + 2 finished experiments' + 1 repetition
+    rows = list(csv.reader(open(tmp_path / "exp0_demand.provisional.csv")))
     assert ["1500", "2"] in rows
+    assert not (tmp_path / "exp0_demand.csv").exists()  # no final table from an unfinished run
 
     cfg.resume = True
     again = FakePlatform()
     outcome = await engine(registry, cfg, again).run()
     assert outcome.exp_id == 0
-    assert (1500, 1) not in again.experiments and (1500, 2) not in again.experiments
+    assert again.experiments == [(2500, 2), (2500, 3), (2500, 3)]  # rep 1 of (2500,2) only, then on
     assert outcome.table == {1500.0: 2.0, 2500.0: 3.0}
+    assert {name: (tmp_path / name).read_bytes() for name in finished} == finished
+    verdicts = {(r.load, r.resources): r.slos["lag-trend"]["slopes"] for r in outcome.records}
+    assert len(verdicts[(2500.0, 2.0)]) == 2  # the verdict uses the repetition read back, too
+    assert (tmp_path / "exp0_demand.csv").exists() and not (tmp_path / "exp0_demand.provisional.csv").exists()
+    assert json.loads((tmp_path / "exp0-result.json").read_text())["complete"] is True
 
 
-async def test_generator_shortfall_marks_invalid_not_failed(registry, tmp_path: Path) -> None:
+async def test_a_fault_is_retried_and_the_experiment_gets_its_verdict(registry, tmp_path: Path) -> None:
+    cfg = _config(tmp_path, [1500], [2])
+    platform = FakePlatform(faults={1: RuntimeError("SUT spark-driver exited during the experiment (-9)")})
+    outcome = await engine(registry, cfg, platform).run()
+    (record,) = outcome.records
+    assert (record.outcome, record.passed, record.cause) == ("passed", True, None)
+    assert record.faults == [{"repetition": 0, "attempt": 1,
+                              "cause": "RuntimeError: SUT spark-driver exited during the experiment (-9)"}]
+    assert platform.experiments == [(1500, 2)] * 3  # one attempt more than the two repetitions
+    assert "stop_sut" in platform.calls[:6] and "delete" in platform.calls[:6]  # the failed attempt was torn down
+    assert outcome.errors == []
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+async def test_a_persistent_fault_makes_the_experiment_an_error_and_the_run_goes_on(
+    registry, tmp_path: Path, retries: int
+) -> None:
+    cfg = _config(tmp_path, [1500, 2500], [1, 2, 3])
+    cfg.retries = retries
+    broken = {3 + i: RuntimeError("broker died") for i in range(retries + 1)}  # (1500,2) rep 0, every attempt
+    platform = FakePlatform(faults=broken)
+    outcome = await engine(registry, cfg, platform).run()
+    by_key = {(r.load, r.resources): r for r in outcome.records}
+    error = by_key[(1500.0, 2.0)]
+    assert (error.outcome, error.passed) == ("error", False)
+    assert error.cause == f"repetition 1: RuntimeError: broker died ({retries + 1} attempt{'s' if retries else ''})"
+    assert len(error.faults) == retries + 1
+    assert by_key[(1500.0, 3.0)].outcome == "passed"  # the search treated the error as not passed
+    assert outcome.table[1500.0] == 3.0
+    assert [r.outcome for r in outcome.errors] == ["error"]
+    stored = json.loads((tmp_path / f"exp{outcome.exp_id}-result.json").read_text())
+    assert {(e["load"], e["resources"]): (e["outcome"], e["cause"]) for e in stored["experiments"]}[
+        (1500.0, 2.0)] == ("error", error.cause)
+    assert {e["outcome"] for e in stored["experiments"]} <= {"passed", "failed", "error"}
+
+
+async def test_generator_shortfall_is_retried_and_never_passes(registry, tmp_path: Path) -> None:
     cfg = _config(tmp_path, [1500], [2])
     outcome = await engine(registry, cfg, FakePlatform(behind=0.05)).run()
     (record,) = outcome.records
-    assert record.passed is True
-    assert record.valid is False
+    assert (record.outcome, record.passed) == ("error", False)
+    assert "generator achieved 1425 of 1500 records/s" in str(record.cause)
+    assert outcome.table == {1500.0: None}
+    assert not list(tmp_path.glob("exp0_1500_2_sli_*"))  # a short load's series are not a measurement
+
+
+async def test_one_short_repetition_is_run_again(registry, tmp_path: Path) -> None:
+    cfg = _config(tmp_path, [1500], [2])
+    outcome = await engine(registry, cfg, FakePlatform(behind=0.05, behind_at={2})).run()
+    (record,) = outcome.records
+    assert record.outcome == "passed"
+    assert [f["repetition"] for f in record.faults] == [1]
+    assert [g["repetition"] for g in record.generators] == [0, 1]
+
+
+async def test_a_bug_is_not_retried(registry, tmp_path: Path) -> None:
+    cfg = _config(tmp_path, [1500], [2])
+    platform = FakePlatform(faults={1: TypeError("bug")})
+    with pytest.raises(TypeError):
+        await engine(registry, cfg, platform).run()
+    assert platform.experiments == [(1500, 2)]
+
+
+async def test_resume_retries_an_experiment_that_ended_in_error(registry, tmp_path: Path) -> None:
+    cfg = _config(tmp_path, [1500], [2])
+    first = await engine(registry, cfg, FakePlatform(faults={2: RuntimeError("x"), 3: RuntimeError("x")})).run()
+    assert first.records[0].outcome == "error"
+    rep0 = (tmp_path / "exp0_1500_2_sli_lag-trend_0.csv").read_bytes()
+    cfg.resume = True
+    again = FakePlatform()
+    outcome = await engine(registry, cfg, again).run()
+    assert again.experiments == [(1500, 2)]  # only the repetition that never succeeded
+    assert outcome.records[0].outcome == "passed"
+    assert (tmp_path / "exp0_1500_2_sli_lag-trend_0.csv").read_bytes() == rep0
 
 
 async def test_next_run_gets_next_id(registry, tmp_path: Path) -> None:
