@@ -10,8 +10,9 @@ generator that stalled, a failed Kafka call) or whose generators fell more than 
 behind their target is not measured: it is run again, up to ``retries`` times. If it
 still fails, the experiment's outcome is ``error`` with the cause; the search treats it
 as not passed and the run goes on, because one crashed JVM should not cost the hours
-of experiments around it. User errors (:class:`bench.errors.UserError`) and bugs
-(:data:`BUGS`) still end the run.
+of experiments around it. Configuration errors (``ConfigError``, ``OptionError``: the
+same in every experiment) and bugs (:data:`BUGS`) still end the run; a platform's own
+error is a fault even where it is a ``UserError`` for the CLI (a broker the user runs).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from bench.api import (
     UseCase,
 )
 from bench.environment import EnvironmentRecord
-from bench.errors import UserError
-from bench.model import Benchmark, Execution, SloDef, effective_slos
+from bench.errors import OptionError
+from bench.model import Benchmark, ConfigError, Execution, SloDef, effective_slos
 from bench.patching import apply_all, find_kind, select_indices
 from bench.plugins import Registry
 from bench.results import ExperimentRecord, Repetition, ResultStore, fmt_value
@@ -58,7 +59,7 @@ MAX_GENERATOR_SHORTFALL = 0.01
 BUGS: tuple[type[BaseException], ...] = (NotImplementedError, TypeError, AttributeError, NameError, ImportError)
 
 OUTCOMES = ("passed", "failed", "error")
-_NOT_FAULTS: tuple[type[BaseException], ...] = (UserError, *BUGS)
+_NOT_FAULTS: tuple[type[BaseException], ...] = (ConfigError, OptionError, *BUGS)
 
 
 @dataclass

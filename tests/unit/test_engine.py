@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from bench.engine import Engine, RunConfig
-from bench.model import parse_benchmark, parse_execution
+from bench.errors import UserError
+from bench.model import ConfigError, parse_benchmark, parse_execution
 from bench.plugins import load_plugins
 from bench.results import read_series
 
@@ -189,12 +190,21 @@ async def test_one_short_repetition_is_run_again(registry, tmp_path: Path) -> No
     assert [g["repetition"] for g in record.generators] == [0, 1]
 
 
-async def test_a_bug_is_not_retried(registry, tmp_path: Path) -> None:
+@pytest.mark.parametrize("error", [TypeError("bug"), ConfigError("windowSizeMs: not a number")])
+async def test_a_bug_or_a_configuration_error_is_not_retried(registry, tmp_path: Path, error: Exception) -> None:
     cfg = _config(tmp_path, [1500], [2])
-    platform = FakePlatform(faults={1: TypeError("bug")})
-    with pytest.raises(TypeError):
+    platform = FakePlatform(faults={1: error})
+    with pytest.raises(type(error)):
         await engine(registry, cfg, platform).run()
     assert platform.experiments == [(1500, 2)]
+
+
+async def test_a_platform_error_meant_for_the_user_is_still_a_fault(registry, tmp_path: Path) -> None:
+    """The CLI shows platform errors as one line (UserError), yet a died SUT is a fault to retry."""
+    cfg = _config(tmp_path, [1500], [2])
+    outcome = await engine(registry, cfg, FakePlatform(faults={1: UserError("SUT sut-0 exited")})).run()
+    assert outcome.records[0].outcome == "passed"
+    assert outcome.records[0].faults[0]["cause"] == "UserError: SUT sut-0 exited"
 
 
 async def test_resume_retries_an_experiment_that_ended_in_error(registry, tmp_path: Path) -> None:
