@@ -231,6 +231,7 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
         results_dir=results_dir,
         params=prepared.params,
         resume=bool(opts.get("resume")),
+        retries=1 if opts.get("retries") is None else int(opts["retries"]),
     )
     progress = Progress()
     engine = Engine(registry, config, platform, progress)
@@ -251,15 +252,14 @@ def print_table(outcome: RunOutcome) -> None:
         head, rows = ("load", "resources"), outcome.table
     else:
         head, rows = ("resources", "max load"), outcome.table
-    invalid = {(r.load, r.resources) for r in outcome.records if not r.valid}
     print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
     print(f"  {head[0]:>12}  {head[1]:>12}")
     for key in sorted(rows):
         value = rows[key]
         shown = fmt_value(value) if value is not None else "none passed"
-        pair = (key, value) if outcome.metric == "demand" else (value, key)
-        mark = " (invalid: generator fell behind)" if pair in invalid else ""
-        print(f"  {fmt_value(key):>12}  {shown:>12}{mark}")
+        print(f"  {fmt_value(key):>12}  {shown:>12}")
+    for r in outcome.errors:  # no verdict: the search counted them as not passed
+        print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
     print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 
 
