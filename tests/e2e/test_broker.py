@@ -1,4 +1,4 @@
-"""Both embedded brokers against every Kafka call the runtime makes."""
+"""Every embedded broker (Apache Kafka, noida, tansu) against every Kafka call the runtime makes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from bench.runtime.broker import (
-    BROKER_KINDS,
     END_OFFSETS_BY_KIND,
+    KINDS,
     BrokerError,
     BrokerHandle,
     running_broker,
@@ -22,7 +22,7 @@ from bench.runtime.lag import LagSampler, create_topics, delete_topics
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module", params=sorted(BROKER_KINDS))
+@pytest.fixture(scope="module", params=list(KINDS))
 def broker(request: pytest.FixtureRequest) -> Iterator[BrokerHandle]:
     with running_broker(request.param) as handle:
         yield handle
@@ -124,6 +124,6 @@ async def test_async_start_and_stop_leave_nothing() -> None:
 
 
 def test_unknown_kind_is_a_clear_error() -> None:
-    with pytest.raises(BrokerError, match="known: noida, tansu"):
+    with pytest.raises(BrokerError, match="known: kafka, noida, tansu"):
         with running_broker("kafka-from-mars"):
             pass

@@ -11,7 +11,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from bench.api import GeneratorSpec
 from bench.runtime import generator
-from bench.runtime.broker import BROKER_KINDS, BrokerHandle, running_broker
+from bench.runtime.broker import KINDS, BrokerHandle, running_broker
 from bench.runtime.generator import partition_of, run_active_power
 from bench.runtime.lag import create_topics, delete_topics
 
@@ -21,7 +21,7 @@ KEYS = 2_000
 SECONDS = 2.0
 
 
-@pytest.fixture(scope="module", params=sorted(BROKER_KINDS))
+@pytest.fixture(scope="module", params=list(KINDS))
 def broker(request: pytest.FixtureRequest) -> Iterator[BrokerHandle]:
     with running_broker(request.param) as handle:
         yield handle

@@ -129,7 +129,7 @@ def broker_command(kind: str, port: int, data_dir: str) -> list[str]:
     try:
         build = BROKER_KINDS[kind]
     except KeyError:
-        raise BrokerError(f"unknown broker {kind!r}; known: {', '.join(sorted(BROKER_KINDS))}") from None
+        raise BrokerError(f"unknown broker {kind!r}; known: {', '.join(sorted(KINDS))}") from None
     return build(port, data_dir)
 
 

@@ -197,7 +197,7 @@ class KafkaCluster:
 
 
 def _format(jars: KafkaJars, node: KafkaNode, cluster_id: str, logdir: str) -> subprocess.Popen[bytes]:
-    cmd = [*_jvm(jars, logdir, "256m"), "kafka.tools.StorageTool", "format", "-t", cluster_id,
+    cmd = [*_jvm(jars, logdir, "256m"), "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
            "-c", os.path.join(node.dir, "server.properties"), "--ignore-formatted"]
     with open(os.path.join(node.dir, "format.log"), "wb") as out:
         return procs.popen(cmd, what=f"kafka format {node.node_id}", stdout=out, stderr=subprocess.STDOUT,

@@ -23,13 +23,15 @@ from collections.abc import Iterable, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import KafkaError
+from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError, KafkaError
 
 from bench.runtime.kafka_admin import create_topics, delete_topics  # noqa: F401 - re-exported
 
 FETCH_WAIT_S = 5.0
 #: how often a fetch-method sample checks whether every partition has answered (s)
 FETCH_POLL_S = 0.002
+#: how long a sample waits for a group coordinator that is still being set up (s)
+COORDINATOR_WAIT_S = 15.0
 END_OFFSET_METHODS = ("listoffsets", "fetch")
 
 
@@ -138,7 +140,7 @@ class LagSampler:
         # The coordinator is looked up once, not on every sample (py-spy: FindCoordinator
         # was ~12 % of the sampler's CPU at 1 s); a failure forgets it for the next try.
         if self._coordinator is None:
-            self._coordinator = await self._admin.find_coordinator(self.group_id)
+            self._coordinator = await self._find_coordinator()
         try:
             offsets = await self._admin.list_consumer_group_offsets(
                 self.group_id, group_coordinator_id=self._coordinator, partitions=self._partitions
@@ -147,6 +149,19 @@ class LagSampler:
             self._coordinator = None
             raise
         return {tp: meta.offset for tp, meta in offsets.items() if meta is not None and meta.offset >= 0}
+
+    async def _find_coordinator(self, timeout: float = COORDINATOR_WAIT_S) -> int:
+        """The group's coordinator; waits while a fresh Apache Kafka still creates
+        ``__consumer_offsets`` (it answers COORDINATOR_NOT_AVAILABLE for a second or two)."""
+        assert self._admin is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return int(await self._admin.find_coordinator(self.group_id))
+            except (GroupCoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
 
     async def sample(self) -> float:
         if not self._partitions or not self._complete:
