@@ -1,13 +1,16 @@
-"""Spark Kafka source: UC1 rows/s on one core through our Kafka source vs Spark's rate source.
+"""Spark Kafka sources: UC1 rows/s on one core through Spark's own Kafka connector, through
+bench's Python source, and through Spark's rate source.
 
 One ``local[1]`` session (one task slot: one worker's worth of Spark), the UC1
-topology (JSON parsing in the JVM, JSON documents, the default log sink) fed two
-ways, alternating within each round:
+topology (JSON parsing in the JVM, JSON documents, the default log sink) fed three
+ways, in a rotating order within each round, from the default embedded broker
+(Apache Kafka when installed):
 
-* ``kafka``: our Python ``bench-kafka`` source on a pre-filled 4-partition topic
-  (offset commits to a consumer group included), ``max_records_per_trigger`` rows
-  per micro-batch, read as the SUT reads it (``build_context``: only the ``value``
-  column, one Spark task per task slot);
+* ``native``: Spark's ``kafka`` source (spark-sql-kafka-0-10) on a pre-filled
+  4-partition topic, ``maxOffsetsPerTrigger`` rows per micro-batch, offsets committed
+  by bench's listener, read as the SUT reads it (``build_context``);
+* ``python``: bench's Python ``bench-kafka`` source on the same topic
+  (``max_records_per_trigger``; only the ``value`` column, one Spark task per task slot);
 * ``rate``: Spark's ``rate-micro-batch`` source, the same rows per batch, formatted
   as the same ActivePowerRecord JSON so that parsing and everything downstream is
   identical: the only difference is where the rows come from. Its partitions are
@@ -19,6 +22,9 @@ and not counted. Rows/s = rows / triggerExecution of each later batch; the
 figures are medians over batches, the ratio is the median of the per-round ratios.
 
     .venv/bin/python benchmarks/spark_source.py [--quick] [--rounds 3] [--batches 8] [--rows 100000]
+        [--sources native,python,rate]
+
+The ratios printed last: native / rate (goal >= 0.9) and native / python.
 """
 
 from __future__ import annotations
@@ -100,13 +106,14 @@ def run_query(spark: Any, source: str, bootstrap: str, topic: str, rows: int, ba
 
     n = next(_names)
     params = {"sink": "log", "path": os.path.join(tmp, f"uc1-{n}")}
-    if source == "kafka":
+    if source in ("native", "python"):
         ctx = build_context(spark, bootstrap, {"input": topic}, f"bench-src-{os.getpid()}-{n}", params, 1,
-                            "python", max_records_per_trigger=rows)
+                            source, max_records_per_trigger=rows)
     else:
         ctx = rate_context(spark, rows, params)
     plan = topology(ctx)
-    query = start_query(plan, ctx, bootstrap, os.path.join(tmp, f"ck-{n}"), 0.0, name=f"bench_{source}_{n}")
+    connector = "native" if source == "native" else "python"
+    query = start_query(plan, ctx, bootstrap, os.path.join(tmp, f"ck-{n}"), 0.0, connector, name=f"bench_{source}_{n}")
     seen: dict[int, dict[str, Any]] = {}
     deadline = time.monotonic() + 600
     try:
@@ -164,8 +171,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=None, help="default 3 (quick 1)")
     parser.add_argument("--batches", type=int, default=None, help="measured micro-batches per query (default 8)")
     parser.add_argument("--rows", type=int, default=None, help="rows per micro-batch (default 100000)")
+    parser.add_argument("--sources", default="native,python,rate",
+                        help="arms to run, in this order in round 1 (default native,python,rate)")
     add_broker_dir_option(parser)
     args = parser.parse_args()
+    sources = tuple(x.strip() for x in args.sources.split(",") if x.strip())
     where = place_broker_data(args.broker_on_disk)
     rounds = args.rounds or (1 if args.quick else 3)
     batches = max(5, args.batches or (5 if args.quick else 8))
@@ -174,9 +184,9 @@ def main() -> int:
     from bench.runtime.broker import running_broker
     from bench.runtime.spark_session import build_session, stop_session
 
-    banner(f"UC1 on local[1]: bench-kafka source vs rate source, {rows:,} rows/batch, "
-           f"{batches} batches x {rounds} round(s), {where}")
     with running_broker() as broker, tempfile.TemporaryDirectory() as tmp:
+        banner(f"UC1 on local[1]: {' vs '.join(sources)} sources, {rows:,} rows/batch, {batches} batches x "
+               f"{rounds} round(s), broker {broker.kind}, {where}")
         bootstrap = broker.bootstrap_servers
         topic = f"spark-src-{os.getpid()}"
         t0 = time.monotonic()
@@ -186,35 +196,42 @@ def main() -> int:
         t0 = time.monotonic()
         spark = build_session("local[1]", "bench-spark-source", 1)
         print(f"Spark session in {time.monotonic() - t0:.1f} s", flush=True)
-        results: dict[str, list[dict[str, Any]]] = {"kafka": [], "rate": []}
-        ratios: list[float] = []
+        results: dict[str, list[dict[str, Any]]] = {s: [] for s in sources}
+        ratios: dict[str, list[float]] = {}
         try:
             # The JVM compiles the shared code paths (JSON parsing, Arrow, the sink) while
             # the first query runs: whichever source went first was measured cold (its
             # first 3-4 batches 2-4x slower). Both run untimed first, as the SUT driver
             # warms its topology up before it reports "started".
-            for source in ("kafka", "rate"):
+            for source in sources:
                 run_with_retries(spark, source, bootstrap, topic, rows, WARMUP_BATCHES, tmp)
             print(f"warm-up: {WARMUP_BATCHES} batches of each source, not counted", flush=True)
             for rnd in range(rounds):
                 got: dict[str, list[dict[str, Any]]] = {}
-                for source in (("kafka", "rate") if rnd % 2 == 0 else ("rate", "kafka")):
+                order = sources[rnd % len(sources):] + sources[: rnd % len(sources)]
+                for source in order:
                     got[source] = run_with_retries(spark, source, bootstrap, topic, rows, batches, tmp)
                     results[source] += got[source]
                     speeds = rows_per_s(got[source])
-                    print(f"round {rnd + 1} {source:5}: median {median(speeds):,.0f} rows/s over {len(speeds)} "
+                    print(f"round {rnd + 1} {source:6}: median {median(speeds):,.0f} rows/s over {len(speeds)} "
                           f"batches", flush=True)
-                ratios.append(median(rows_per_s(got["kafka"])) / median(rows_per_s(got["rate"])))
+                for a, b in (("native", "rate"), ("native", "python"), ("python", "rate")):
+                    if a in got and b in got:
+                        ratios.setdefault(f"{a} / {b}", []).append(
+                            median(rows_per_s(got[a])) / median(rows_per_s(got[b])))
         finally:
             stop_session(spark)
-        for source in ("kafka", "rate"):
+        for source in sources:
             events = results[source]
-            print(f"{source:5} rows/s per batch: {spread(rows_per_s(events))}")
-            print(f"{source:5} batch duration: "
+            print(f"{source:6} rows/s per batch: {spread(rows_per_s(events))}")
+            print(f"{source:6} batch duration: "
                   f"{percentiles([float(e['durationMs']['triggerExecution']) for e in events])}")
-            print(f"{source:5} where a batch's time goes (median ms): {describe(events)}")
-        print(f"ratio kafka / rate rows/s per round: {', '.join(f'{r:.3f}' for r in ratios)}")
-        print(f"ratio kafka source / rate source rows/s (median, target >= 0.6): {median(ratios):.3f}")
+            print(f"{source:6} where a batch's time goes (median ms): {describe(events)}")
+        for name, values in ratios.items():
+            print(f"ratio {name} rows/s per round: {', '.join(f'{r:.3f}' for r in values)}")
+        for name, values in ratios.items():
+            goal = " (goal >= 0.9)" if name == "native / rate" else ""
+            print(f"ratio {name} rows/s (median of rounds){goal}: {median(values):.3f}")
     return 0
 
 
