@@ -121,7 +121,13 @@ def cli() -> None:
                    "OBJECT.FIELD=V sets a deployment field, e.g. generator.periodMs=500.")
 @click.option("--results", "results_dir", default="results", show_default=True, type=click.Path(file_okay=False),
               help="Folder for result files.")
-@click.option("--resume", is_flag=True, help="Continue the last run in --results, skipping finished experiments.")
+@click.option("--resume", is_flag=True,
+              help="Continue the last run in --results at its first unfinished repetition (experiments that "
+                   "ended in error are tried again); refused when the configuration differs.")
+@click.option("--retries", type=click.IntRange(0, 20), metavar="N",
+              help="Run a repetition again up to N times after a fault (a process or the broker died, a "
+                   "generator stalled or fell behind, a Kafka call failed); default 1. Still failing: the "
+                   "experiment's outcome is error, it does not pass, and the run goes on.")
 @click.option("--early-stop/--no-early-stop", default=None,
               help="End a repetition once its lag trend is decided with confidence, and skip repetitions "
                    "that can no longer change the verdict (default on; --no-early-stop runs every repetition "
@@ -156,8 +162,15 @@ def run(**opts: Any) -> None:
 
     Without files, the use case's own benchmark and laptop-sized defaults are used.
     Results (per-SLI CSVs, demand/capacity CSV, JSON, PNG plots) go to --results as
-    each experiment finishes. Exit code 0 means the run completed, whatever the verdicts
-    (3 with --expect when the demand rose for a load).
+    each repetition finishes; the table is exp<id>_demand.provisional.csv until the run
+    completes.
+
+    \b
+    Exit codes:
+      0  the run completed and every experiment got a verdict (pass or fail)
+      1  the run completed, but some experiments ended in error (see the result JSON)
+      2  bad input (options, files, environment): one line says which
+      3  with --expect: the demand rose for a load (capacity: fell)
     """
     configure_logging(opts["log_format"], opts["verbose"])
     from bench.runner import prepare_run, run_benchmark
@@ -183,13 +196,18 @@ def run(**opts: Any) -> None:
     from bench.runner import print_table
 
     print_table(outcome)
+    code = 0
     if expected is not None:
         from bench.analysis.compare import expect
 
         code, text = expect(expected, outcome.metric, outcome.table, opts["expect"])
         click.echo(text)
-        if code:
-            sys.exit(code)
+    if outcome.errors:  # a table with gaps: a regression found in it is less certain than the gaps
+        click.echo(f"bench: {len(outcome.errors)} experiment(s) ended in error; `--resume` tries them again",
+                   err=True)
+        code = 1
+    if code:
+        sys.exit(code)
 
 
 @cli.command()

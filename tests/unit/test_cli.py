@@ -204,3 +204,32 @@ def test_a_misspelt_hook_marks_its_plugin_broken_and_duplicates_warn(caplog: pyt
     assert info["misspelt"].error is not None and "bench_register_slo" in info["misspelt"].error
     assert info["twin"].error is None and registry.slos["generic"].description == "a second generic"
     assert "slo 'generic' of plugin twin replaces the one of plugin slos" in caplog.text
+
+
+def test_exit_code_says_whether_every_experiment_got_a_verdict(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    import bench.runner
+    from bench.engine import RunOutcome
+    from bench.results import ExperimentRecord
+
+    records = [ExperimentRecord(1000, 1, passed=True)]
+
+    async def run_benchmark(registry: object, prepared: object, opts: object) -> RunOutcome:
+        return RunOutcome(0, "demand", {1000.0: 1.0, 2000.0: None}, records, tmp_path)
+
+    monkeypatch.setattr(bench.runner, "prepare_run", lambda registry, opts: None)
+    monkeypatch.setattr(bench.runner, "run_benchmark", run_benchmark)
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
+    assert result.exit_code == 0, result.output
+    records.append(ExperimentRecord(2000, 1, passed=False, outcome="error", cause="repetition 1: SUT exited"))
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
+    assert result.exit_code == 1, result.output
+    assert "error at load=2000 resources=1: repetition 1: SUT exited" in result.output
+
+
+def test_run_help_names_the_exit_codes_and_retries() -> None:
+    result = CliRunner().invoke(cli, ["run", "--help"])
+    assert "--retries" in result.output
+    for line in ("0  the run completed and every experiment got a verdict",
+                 "1  the run completed, but some experiments ended in error", "2  bad input"):
+        assert line in result.output, result.output
