@@ -32,6 +32,66 @@ def manifest_name(obj: Manifest) -> str:
     return str(obj.get("metadata", {}).get("name", ""))
 
 
+# --------------------------------------------------------------------------- parameters
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter a use case (or generator) reads from its params.
+
+    Declared so that ``--set windowSizeMs=abc`` or a typo in YAML ``params`` is refused
+    before any process starts, instead of surfacing inside the Spark driver after the
+    broker and the JVM are up. ``type`` is ``int``, ``float``, ``bool``, ``str`` or
+    ``object`` (anything; only ``choices`` are checked). Numbers may arrive as strings
+    (ParamPatchers write ``"60000"``), so a string that reads as the type passes; a bool
+    never passes as a number (YAML ``true`` is not 1). ``min``/``max`` are inclusive.
+    """
+
+    name: str
+    type: type = str
+    min: float | None = None
+    max: float | None = None
+    choices: Sequence[Any] = ()
+    doc: str = ""
+
+    def check(self, value: Any) -> None:
+        """Raise ``ValueError`` saying what is wrong with ``value`` (the caller names the key)."""
+        if self.choices:
+            if value in self.choices or (not isinstance(value, bool) and str(value) in map(str, self.choices)):
+                return
+            raise ValueError(f"must be one of {', '.join(str(c) for c in self.choices)}")
+        if self.type is object:
+            return
+        if self.type is bool:
+            if isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE):
+                return
+            raise ValueError("must be true or false")
+        if self.type is str:
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                return
+            raise ValueError("must be a string")
+        number = self._number(value)
+        if self.min is not None and number < self.min:
+            raise ValueError(f"must be at least {self.min:g}")
+        if self.max is not None and number > self.max:
+            raise ValueError(f"must be at most {self.max:g}")
+
+    def _number(self, value: Any) -> float:
+        kind = "a whole number" if self.type is int else "a number"
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(f"must be {kind}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"must be {kind}") from None
+        if not math.isfinite(number) or (self.type is int and not number.is_integer()):
+            raise ValueError(f"must be {kind}")
+        return number
+
+
 # --------------------------------------------------------------------------- use cases
 
 
@@ -87,6 +147,10 @@ class UseCase:
     dimensions: Sequence[str] = ()
     #: default SUT parameters (window sizes, ...); `--set key=value` overrides them.
     default_params: Mapping[str, Any] = field(default_factory=dict)
+    #: the parameters the SUT reads, checked before a run (:class:`ParamSpec`); with
+    #: the generator's, they are every key ``--set`` and YAML ``params`` accept. None:
+    #: not declared (older plugins), so no key is refused as unknown.
+    params: Sequence[ParamSpec] | None = None
 
 
 # --------------------------------------------------------------------------- generators
@@ -132,6 +196,9 @@ class GeneratorType:
     prepare: Callable[[GeneratorSpec], Awaitable[None]] | None = None
     #: the key names for a load value (e.g. s_0 ... s_{n-1}, or UC4's leaves).
     keys: Callable[[int, Mapping[str, Any]], list[str]] | None = None
+    #: the parameters the generator reads (every ``--set`` key reaches generator and
+    #: SUT alike); None: not declared, see :attr:`UseCase.params`.
+    params: Sequence[ParamSpec] | None = None
 
 
 def sensor_keys(count: int, params: Mapping[str, Any] | None = None) -> list[str]:

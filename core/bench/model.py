@@ -4,18 +4,37 @@ The YAML shape follows the reference's Benchmark and Execution resources (a Kube
 style ``apiVersion/kind/metadata/spec`` wrapper is accepted and unwrapped), so existing
 definitions need few edits. Pydantic checks types; ``validate_benchmark`` and
 ``validate_execution`` check names and SLO properties against what the loaded plugins
-registered. Both run before anything starts.
+registered. Both run before anything starts, as does ``validate_params`` (use-case
+parameters against what the plugin declared) and ``validate_deployment_paths``
+(``--set OBJECT.FIELD=V`` against the objects).
+
+Numbers are strict where a lax parse would hide a mistake: ``true`` is not 1
+(``loadValues: [true]``), and ``inf``/``nan`` are no duration. An unknown field names
+the nearest known one, because a typo is the usual cause.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
+import typing
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from bench.api import Manifest, ParamSpec, UseCase
 from bench.errors import UserError
 from bench.plugins import Registry
 
@@ -25,7 +44,29 @@ class ConfigError(UserError, ValueError):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+
+def _not_bool(value: Any) -> Any:
+    # pydantic's lax mode reads true as 1.0; in a load list or a duration it is a typo.
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a number")
+    return value
+
+
+#: a float that refuses booleans
+Number = Annotated[float, BeforeValidator(_not_bool)]
+#: an int that refuses booleans
+Count = Annotated[int, BeforeValidator(_not_bool)]
+
+
+def nearest(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the closest known name, or a list of them."""
+    names = sorted({str(k) for k in known})
+    close = difflib.get_close_matches(name, names, n=1)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; known: {', '.join(names)}" if names else ""
 
 
 class PatcherRef(_Model):
@@ -55,8 +96,8 @@ class SloDef(_Model):
 
 class TopicDef(_Model):
     name: str
-    numPartitions: int = Field(default=4, ge=1)
-    replicationFactor: int = Field(default=1, ge=1)
+    numPartitions: Count = Field(default=4, ge=1)
+    replicationFactor: Count = Field(default=1, ge=1)
 
 
 class KafkaConfig(_Model):
@@ -92,7 +133,7 @@ def _check_values(values: list[float]) -> list[float]:
 
 
 #: load or resource values: at least one, each positive and finite, no duplicates, sorted
-PositiveValues = Annotated[list[float], Field(min_length=1), AfterValidator(_check_values)]
+PositiveValues = Annotated[list[Number], Field(min_length=1), AfterValidator(_check_values)]
 
 
 class LoadDef(_Model):
@@ -136,19 +177,27 @@ class StrategyDef(_Model):
 class ExecutionParams(_Model):
     metric: Literal["demand", "capacity"] = "demand"
     strategy: StrategyDef = Field(default_factory=StrategyDef)
-    duration: float = Field(default=300, gt=0)
-    warmup: float = Field(default=60, ge=0)
-    repetitions: int = Field(default=3, ge=1)
-    loadGenerationDelay: float = Field(default=0, ge=0)
-    afterTeardownDelay: float = Field(default=5, ge=0)
-    sampleInterval: float = Field(default=5, gt=0)
-    earlyStop: bool = True
+    duration: Number = Field(default=300, gt=0)
+    warmup: Number = Field(default=60, ge=0)
+    repetitions: Count = Field(default=3, ge=1)
+    loadGenerationDelay: Number = Field(default=0, ge=0)
+    afterTeardownDelay: Number = Field(default=5, ge=0)
+    sampleInterval: Number = Field(default=5, gt=0)
+    earlyStop: bool = Field(default=True, strict=True)
 
     @model_validator(mode="after")
     def _warmup_fits(self) -> ExecutionParams:
         if self.warmup >= self.duration:
             raise ValueError(
                 f"warmup ({self.warmup:g} s) must be shorter than duration ({self.duration:g} s)"
+            )
+        # A lag trend needs two samples after the warm-up; fewer and every SLO on a
+        # trend is undecidable, which the run would only say at its end.
+        if 2 * self.sampleInterval > self.duration - self.warmup:
+            raise ValueError(
+                f"sampleInterval ({self.sampleInterval:g} s) must leave two samples between warmup "
+                f"({self.warmup:g} s) and duration ({self.duration:g} s): at most "
+                f"{(self.duration - self.warmup) / 2:g} s"
             )
         return self
 
@@ -187,13 +236,29 @@ def _unwrap(doc: Any, what: str) -> dict[str, Any]:
     return dict(doc)
 
 
-def format_validation_error(exc: ValidationError, prefix: str) -> str:
+def _fields_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
+    """The field names of the model found at ``loc`` inside ``model`` (for suggestions)."""
+    for part in loc:
+        if model is None:
+            return []
+        if isinstance(part, int):
+            continue
+        info = model.model_fields.get(str(part))
+        if info is None:
+            return []
+        candidates = [info.annotation, *typing.get_args(info.annotation)]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+    return list(model.model_fields) if model is not None else []
+
+
+def format_validation_error(exc: ValidationError, prefix: str, model: type[BaseModel] | None = None) -> str:
+    """All of pydantic's errors on one line (the CLI prints one line per error)."""
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            msg = "unknown field"
+            msg = "unknown field" + nearest(str(err["loc"][-1]), _fields_at(model, tuple(err["loc"][:-1])))
         lines.append(f"{prefix}.{loc}: {msg}")
     return "; ".join(lines)
 
@@ -203,7 +268,7 @@ def _parse(model: type[_M], doc: Any, what: str) -> _M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, what)) from None
+        raise ConfigError(format_validation_error(exc, what, model)) from None
 
 
 def parse_benchmark(doc: Any) -> Benchmark:
@@ -221,7 +286,15 @@ def load_yaml(path: str | Path) -> Any:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+        raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(exc)}") from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's message on one line: the problem and where (its own text spans lines)."""
+    problem = getattr(exc, "problem", None) or str(exc)
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return " ".join(f"{problem}{where}".split())
 
 
 def kind_of(doc: Any) -> str:
@@ -330,3 +403,141 @@ def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
         SloDef(name=s.name, sloType=s.sloType, properties={**s.properties, **overrides.get(s.name, {})})
         for s in slos
     ]
+
+
+# --------------------------------------------------------------------------- parameters
+
+#: the fields of the embedded kinds that ``--set OBJECT.FIELD=V`` may set, with their
+#: ranges; the platforms read them with ``int()``/``float()``, so a bad value would end
+#: in a traceback of a child process.
+OBJECT_FIELDS: dict[str, dict[str, ParamSpec]] = {
+    "BenchSut": {"replicas": ParamSpec("replicas", int, min=1)},
+    "BenchGenerator": {
+        "replicas": ParamSpec("replicas", int, min=1),
+        "sensors": ParamSpec("sensors", int, min=1),
+        "periodMs": ParamSpec("periodMs", float, min=0.001),
+        "maxPerInstance": ParamSpec("maxPerInstance", int, min=1),
+    },
+}
+
+
+def declared_params(use_case: UseCase, registry: Registry) -> tuple[dict[str, ParamSpec], bool]:
+    """The parameters of a use case and its generator (every ``--set`` key reaches both),
+    and whether the list is complete: only then is an unknown key refused."""
+    generator = registry.generators.get(use_case.generator)
+    generator_params = generator.params if generator is not None else None
+    specs = [*(use_case.params or ()), *(generator_params or ())]
+    return {spec.name: spec for spec in specs}, use_case.params is not None and generator_params is not None
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) and value.strip() == value and value else repr(value)
+
+
+def validate_params(params: Mapping[str, Any], declared: Mapping[str, ParamSpec], complete: bool, where: str) -> None:
+    """Each key is declared (when the declaration is complete) and its value fits.
+
+    ``where`` starts the message (``--set``, ``benchmark.params``), so the user sees the
+    key and value as given: ``--set capacity=-5: capacity must be at least 1``.
+    """
+    for key, value in params.items():
+        check_param(key, value, declared, complete, f"{where} {key}={_show(value)}")
+
+
+def check_param(key: str, value: Any, declared: Mapping[str, ParamSpec], complete: bool, prefix: str) -> None:
+    """One parameter; ``prefix`` begins the message (how the user wrote it)."""
+    spec = declared.get(key)
+    if spec is None:
+        if complete:
+            raise ConfigError(f"{prefix}: unknown parameter {key!r}{nearest(key, declared)}")
+        return
+    try:
+        spec.check(value)
+    except ValueError as exc:
+        raise ConfigError(f"{prefix}: {key} {exc}") from None
+
+
+def validate_object_params(bench: Benchmark, declared: Mapping[str, ParamSpec], complete: bool) -> None:
+    """``spec.params`` of the benchmark's BenchSut/BenchGenerator objects, as ``--set`` is."""
+    for group in ("sut", "loadGenerator"):
+        for i, obj in enumerate(getattr(bench, group).resources):
+            if obj.get("kind") in OBJECT_FIELDS and isinstance((obj.get("spec") or {}).get("params"), dict):
+                where = f"benchmark.{group}.resources[{i}].spec.params"
+                validate_params(obj["spec"]["params"], declared, complete, where)
+
+
+def validate_deployment_paths(
+    objects: list[Manifest], params: Mapping[str, Any], declared: Mapping[str, ParamSpec], complete: bool
+) -> None:
+    """``--set OBJECT.FIELD=V``: the object exists and so does the field, with a value of
+    the same kind (a number stays a number); ``OBJECT.params.KEY`` is checked as a
+    parameter. ``objects`` are the patched objects *without* these settings (setting a
+    path creates it, so afterwards every path would exist)."""
+    from bench.patching import select_indices
+
+    names = [str((o.get("metadata") or {}).get("name", "")) for o in objects]
+    for key, value in params.items():
+        if "." not in key:
+            continue
+        obj_name, _, path = key.partition(".")
+        where = f"--set {key}={_show(value)}"
+        indices = select_indices(objects, obj_name) if obj_name else []
+        if not indices:
+            raise ConfigError(f"{where}: no deployment object {obj_name!r}{nearest(obj_name, names)}")
+        parts = path.split(".")
+        if not all(parts):
+            raise ConfigError(f"{where}: empty field name in {path!r}")
+        for i in indices:
+            obj = objects[i]
+            if parts[0] == "params" and len(parts) == 2 and obj.get("kind") in OBJECT_FIELDS:
+                check_param(parts[1], value, declared, complete, where)
+                continue
+            _check_field(where, obj, parts, value)
+
+
+def _check_field(where: str, obj: Manifest, parts: list[str], value: Any) -> None:
+    target: Any = obj.get("spec") or {}
+    for depth, part in enumerate(parts):
+        if not isinstance(target, dict) or part not in target:
+            known = list(target) if isinstance(target, dict) else []
+            field = ".".join(["spec", *parts[: depth + 1]])
+            raise ConfigError(f"{where}: {names_of(obj)} has no field {field}{nearest(part, known)}")
+        target = target[part]
+    spec = OBJECT_FIELDS.get(str(obj.get("kind")), {}).get(parts[0]) if len(parts) == 1 else None
+    if spec is not None:
+        try:
+            spec.check(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {parts[0]} {exc}") from None
+    elif not _same_kind(target, value):
+        raise ConfigError(f"{where}: {names_of(obj)} field spec.{'.'.join(parts)} holds {_kind(target)}, "
+                          f"not {_kind(value)}")
+
+
+def names_of(obj: Manifest) -> str:
+    return f"{obj.get('kind', '?')}/{(obj.get('metadata') or {}).get('name', '?')}"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return "a string" if isinstance(value, str) else type(value).__name__
+
+
+def _same_kind(old: Any, new: Any) -> bool:
+    if old is None:
+        return True
+    if _kind(old) == "a number" and isinstance(new, str):
+        try:
+            return math.isfinite(float(new))
+        except ValueError:
+            return False
+    if _kind(old) == "a string":
+        return _kind(new) in ("a string", "a number")
+    return _kind(old) == _kind(new)

@@ -8,9 +8,13 @@ user-interface concerns.
 from __future__ import annotations
 
 import copy
+import itertools
+import math
 import os
 import shutil
+import socket
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +28,16 @@ from bench.model import (
     Benchmark,
     ConfigError,
     Execution,
+    declared_params,
     kind_of,
     load_yaml,
     parse_benchmark,
     parse_execution,
     validate_benchmark,
+    validate_deployment_paths,
     validate_execution,
+    validate_object_params,
+    validate_params,
 )
 from bench.options import parse_sets, split_floats
 from bench.plugins import Registry
@@ -143,8 +151,48 @@ def _strip_threshold_conflicts(bench: Benchmark, doc: dict[str, Any]) -> None:
                         slo.properties.pop(key, None)
 
 
-def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
-    """Everything is checked here, before any process starts."""
+def _positive(name: str, value: float | None, *, zero: bool = False, unit: str = "") -> None:
+    if value is None:
+        return
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        kind = "a non-negative" if zero else "a positive"
+        raise ConfigError(f"--{name} {value:g}: must be {kind} number{unit}")
+
+
+def check_options(opts: dict[str, Any]) -> None:
+    """Signs and ranges of the numeric options, named as the user typed them; their
+    order (warmup < duration, two samples per repetition) is the model's to check."""
+    _positive("threshold", opts.get("threshold"), unit=" of records/s")
+    _positive("threshold-rel-to-load", opts.get("threshold_rel_to_load"), unit=" (a fraction of the load)")
+    if (opts.get("threshold_rel_to_load") or 0) > 1:
+        raise ConfigError(f"--threshold-rel-to-load {opts['threshold_rel_to_load']:g}: must be at most 1 "
+                          "(a lag growing as fast as the load means nothing is processed)")
+    _positive("trigger", opts.get("trigger_seconds"), zero=True, unit=" of seconds")
+    _positive("sample-interval", opts.get("sample_interval"), unit=" of seconds")
+    _positive("duration", opts.get("duration"), unit=" of seconds")
+    _positive("warmup", opts.get("warmup"), zero=True, unit=" of seconds")
+    if opts.get("repetitions") is not None and opts["repetitions"] < 1:
+        raise ConfigError(f"--repetitions {opts['repetitions']}: must be at least 1")
+    port = opts.get("metrics_port")
+    if port is not None and not 1 <= port <= 65535:
+        raise ConfigError(f"--metrics-port {port}: must be a port number from 1 to 65535")
+    if opts.get("bootstrap_servers"):
+        check_bootstrap_servers(str(opts["bootstrap_servers"]))
+
+
+def check_bootstrap_servers(servers: str) -> None:
+    for server in servers.split(","):
+        host, sep, port = server.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ConfigError(f"--bootstrap-servers {servers}: {server.strip()!r} is not HOST:PORT")
+
+
+def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
+    """The run that ``opts`` ask for, with every default applied and every value checked
+    against the use case, its plugins and the deployment; nothing is started and the
+    machine is not inspected. ``bench run`` and ``bench validate`` both come here, so
+    they apply the same defaults (LAPTOP_EXECUTION, the use case's defaultExecution)."""
+    check_options(opts)
     use_case = find_use_case(registry, opts["plugin"])
     bench_doc = load_yaml(opts["benchmark_file"]) if opts.get("benchmark_file") else use_case.default_benchmark()
     bench = parse_benchmark(bench_doc)
@@ -161,6 +209,12 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"--brokers {opts.get('brokers')}: only the embedded Apache Kafka (--broker kafka) "
                           "runs as a cluster")
     params = parse_sets(opts.get("sets") or ())
+    declared, complete = declared_params(use_case, registry)
+    validate_params(bench.params, declared, complete, "benchmark.params")
+    validate_object_params(bench, declared, complete)
+    validate_params(execution.params, declared, complete, "execution.params")
+    plain = {k: v for k, v in params.items() if "." not in k}
+    validate_params(plain, declared, complete, "--set")
     platform_options = {
         "platform": platform,
         "bootstrap_servers": opts.get("bootstrap_servers") or bench.kafkaConfig.bootstrapServer,
@@ -174,15 +228,73 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "metrics_port": opts.get("metrics_port"),
         "connector": opts.get("connector"),
     }
-    if platform == "embedded" and use_case.topology is not None and not opts.get("dry_run"):
-        check_java()
-    # Every experiment's deployment must build: catches bad patcher properties now.
+    if platform == "external" and not platform_options["bootstrap_servers"]:
+        raise ConfigError("--platform external needs --bootstrap-servers HOST:PORT (or kafkaConfig.bootstrapServer "
+                          "in the benchmark)")
+    # The deployment paths are checked against the objects without them (setting a
+    # path creates it); then every experiment's deployment must build.
+    loads, resources = execution.load.loadValues, execution.resources.resourceValues
     try:
-        build_objects(registry, bench, execution, params, execution.load.loadValues[0],
-                      execution.resources.resourceValues[0])
-    except (ValueError, KeyError, TypeError) as exc:
+        validate_deployment_paths(build_objects(registry, bench, execution, plain, loads[0], resources[0]),
+                                  params, declared, complete)
+        for load, res in itertools.product(loads, resources):
+            build_objects(registry, bench, execution, params, load, res)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
         raise ConfigError(f"patching the deployment failed: {exc}") from None
     return PreparedRun(use_case, bench, execution, params, platform_options)
+
+
+def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
+    """Everything is checked here, before any process starts: the run itself
+    (:func:`resolve_run`), then what this machine must offer for it (Java, a writable
+    results folder, a free metrics port, a kubeconfig). ``--dry-run`` needs none of those."""
+    prepared = resolve_run(registry, opts)
+    if opts.get("dry_run"):
+        return prepared
+    options = prepared.platform_options
+    if options["platform"] == "embedded" and prepared.use_case.topology is not None:
+        check_java()
+    if options["platform"] == "kubernetes":
+        from bench.k8s.client import kubeconfig_problem
+        from bench.k8s.manifests import option
+
+        problem = kubeconfig_problem(options)
+        if problem:
+            raise ConfigError(f"--platform kubernetes: {problem}")
+        if not options["bootstrap_servers"] and str(option(options, "topics") or "kafka").lower() != "strimzi":
+            raise ConfigError("--platform kubernetes needs --bootstrap-servers to reach Kafka "
+                              "(or BENCH_K8S_TOPICS=strimzi)")
+    check_results_dir(Path(opts.get("results_dir") or "results"))
+    if options.get("metrics_port"):
+        check_port_free(int(options["metrics_port"]))
+    return prepared
+
+
+def check_results_dir(path: Path) -> None:
+    """The results folder exists or can be made, and takes a file: found now rather than
+    when the first experiment's results are written."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".bench-write-check-"):
+            pass
+    except FileExistsError:
+        raise ConfigError(f"--results {path}: exists and is not a folder") from None
+    except OSError as exc:
+        raise ConfigError(f"--results {path}: cannot write there: {exc.strerror or exc}") from None
+
+
+def check_port_free(port: int) -> None:
+    """The metrics exporter binds 127.0.0.1:port only after the broker started; a port
+    in use would end the run there, so it is tried now (with SO_REUSEADDR, as the
+    exporter's HTTP server binds)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise ConfigError(f"--metrics-port {port}: cannot listen there: {exc.strerror or exc}") from None
 
 
 def check_java() -> None:
@@ -288,16 +400,21 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
 
 
 def validate_file(registry: Registry, path: Path, benchmark_path: Path | None) -> str:
+    """``bench validate``: the file as ``bench run`` would use it (:func:`resolve_run`,
+    same defaults, same checks), without looking at this machine."""
     doc = load_yaml(path)
     if kind_of(doc) == "benchmark":
         bench = parse_benchmark(doc)
         validate_benchmark(bench, registry)
+        resolve_run(registry, {"plugin": bench.useCase, "benchmark_file": path})
         return f"{path}: valid benchmark {bench.name!r} (use case {bench.useCase})"
-    execution = parse_execution(doc)
+    body = doc.get("spec", doc) if isinstance(doc, dict) and isinstance(doc.get("spec"), dict) else doc
     if benchmark_path is not None:
         bench = parse_benchmark(load_yaml(benchmark_path))
+    elif isinstance(body, dict) and isinstance(body.get("benchmark"), str):
+        bench = parse_benchmark(find_use_case(registry, body["benchmark"]).default_benchmark())
     else:
-        bench = parse_benchmark(find_use_case(registry, execution.benchmark).default_benchmark())
-    validate_benchmark(bench, registry)
-    validate_execution(execution, bench, registry)
-    return f"{path}: valid execution {execution.name!r} of benchmark {bench.name!r}"
+        raise ConfigError("execution.benchmark: missing; it names the benchmark (use case) to run")
+    prepared = resolve_run(registry, {"plugin": bench.useCase, "execution_file": path,
+                                      "benchmark_file": benchmark_path})
+    return f"{path}: valid execution {prepared.execution.name!r} of benchmark {prepared.benchmark.name!r}"

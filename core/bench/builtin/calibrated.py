@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.api import Registrar, UseCase, standard_benchmark
+from bench.api import ParamSpec, Registrar, UseCase, standard_benchmark
 from bench.hookspecs import hookimpl
 
 PARTITIONS = 12
@@ -58,6 +58,12 @@ CALIBRATED = UseCase(
     sut_process="bench.runtime.calibrated_sut",
     dimensions=("NumSensors",),
     default_params={"capacity": 1000},
+    params=(
+        ParamSpec("capacity", float, min=1, doc="records/s one instance processes at most"),
+        ParamSpec("capacityMode", str, choices=("share", "instance"),
+                  doc="share: the group has N x capacity however partitions split; instance: each has capacity"),
+        ParamSpec("sessionTimeoutMs", int, min=1000, doc="consumer session timeout"),
+    ),
 )
 
 

@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
-from bench.api import Registrar
+import dataclasses
+
+from bench.api import ParamSpec, Registrar
 from bench.hookspecs import hookimpl
+
+#: What ``bench.runtime.generator.run_active_power`` reads from its params; a generator
+#: that wraps it (UC4's) declares these too, since every ``--set`` key reaches it.
+ACTIVE_POWER_PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("partitioner", str, choices=("murmur2", "round-robin"), doc="how keys map to partitions"),
+    ParamSpec("keyOffset", int, min=0, doc="index of this instance's first key (set per instance)"),
+    ParamSpec("valueInW", float, doc="the valueInW every record carries"),
+    ParamSpec("seed", object, doc="seed of the random send phases"),
+    ParamSpec("lingerMs", int, min=0, doc="producer linger.ms"),
+    ParamSpec("acks", int, choices=(0, 1, -1), doc="producer acks"),
+    ParamSpec("batchSize", int, min=1, doc="producer max batch size in bytes"),
+    ParamSpec("compression", str, choices=("gzip", "snappy", "lz4", "zstd"), doc="producer compression"),
+)
 
 
 @hookimpl
@@ -11,4 +26,4 @@ def bench_register_generators(register: Registrar) -> None:
     # aiokafka is a core dependency, so importing the generator here is cheap enough.
     from bench.runtime.generator import ACTIVE_POWER
 
-    register(ACTIVE_POWER)
+    register.generator(dataclasses.replace(ACTIVE_POWER, params=ACTIVE_POWER_PARAMS))

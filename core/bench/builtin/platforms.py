@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.api import PlatformType, Registrar
+from bench.errors import UserError
 from bench.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ def _external(options: Mapping[str, Any], registry: Registry) -> Any:
     from bench.platforms.embedded import EmbeddedPlatform
 
     if not options.get("bootstrap_servers"):
-        raise ValueError("platform 'external' needs --bootstrap-servers HOST:PORT")
+        # runner.prepare_run says so first; this guards other callers of the factory
+        raise UserError("--platform external needs --bootstrap-servers HOST:PORT")
     return EmbeddedPlatform(options, registry)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -19,6 +20,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.watch import Watch
 
 from bench.api import Manifest
+from bench.errors import UserError
 
 #: kind -> (plural, namespaced); anything else is guessed as a namespaced lowercase plural
 KINDS: dict[str, tuple[str, bool]] = {
@@ -78,7 +80,7 @@ def object_path(obj: Manifest) -> str:
     return f"{path}/{meta['name']}"
 
 
-class KubernetesError(RuntimeError):
+class KubernetesError(UserError, RuntimeError):
     """A request the API server refused, naming the verb and the object."""
 
     def __init__(self, verb: str, obj: Manifest, status: int, detail: str) -> None:
@@ -99,8 +101,27 @@ class ForbiddenError(KubernetesError):
         )
 
 
-class ReadinessTimeout(TimeoutError):
+class ReadinessTimeout(UserError, TimeoutError):
     """An object never reached the awaited state within the timeout."""
+
+
+def kubeconfig_problem(options: Any) -> str | None:
+    """Why the platform could not reach a cluster, checked before a run starts (None: fine).
+
+    The same order as ``KubernetesPlatform.open``: ``api_url``, in-cluster, then the
+    kubeconfig file (option ``kubeconfig``, ``$KUBECONFIG``, ``~/.kube/config``).
+    kubernetes-asyncio would otherwise raise its ConfigException only once the run opens.
+    """
+    from bench.k8s.manifests import option
+
+    if option(options, "api_url") or option(options, "in_cluster") or os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return None
+    given = option(options, "kubeconfig") or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    paths = [os.path.expanduser(p) for p in str(given).split(os.pathsep) if p]
+    if any(os.path.isfile(p) for p in paths):
+        return None
+    return (f"no kubeconfig: {given} does not exist (set $KUBECONFIG or BENCH_K8S_KUBECONFIG, "
+            "or run bench inside the cluster)")
 
 
 def _detail(exc: ApiException) -> str:

@@ -17,7 +17,7 @@ import os
 import tempfile
 from typing import Any
 
-from bench.api import Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
+from bench.api import ParamSpec, Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
 from bench.hookspecs import hookimpl
 
 from bench_uc1.sinks import make_sink
@@ -61,6 +61,11 @@ UC1 = UseCase(
     topology=topology,
     dimensions=("NumSensors",),
     default_params={"sink": "log", "log_max_mb": 256},
+    params=(
+        ParamSpec("sink", str, choices=("log", "sqlite"), doc="where records are stored"),
+        ParamSpec("path", str, doc="log directory or sqlite file (default under the temp dir)"),
+        ParamSpec("log_max_mb", float, min=1, doc="size at which a log file is rotated"),
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from bench.api import UseCase
 from bench.hookspecs import hookimpl
 
 from bench_uc2.benchmark import default_benchmark
-from bench_uc2.params import DEFAULT_PARAMS
+from bench_uc2.params import DEFAULT_PARAMS, PARAMS
 from bench_uc2.topology import topology
 
 USE_CASE = UseCase(
@@ -20,6 +20,7 @@ USE_CASE = UseCase(
     topology=topology,
     dimensions=("NumSensors", "WindowSize", "MessagePeriod"),
     default_params=dict(DEFAULT_PARAMS),
+    params=PARAMS,
 )
 
 

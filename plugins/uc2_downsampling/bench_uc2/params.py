@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bench.api import ParamSpec
 from bench.numbers import whole_number
 
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -19,6 +20,14 @@ DEFAULT_PARAMS: dict[str, Any] = {
     # 0 = let the runtime choose the trigger interval.
     "emitPeriodMs": 0,
 }
+
+
+#: what the topology reads, checked before a run (``bench.api.ParamSpec``)
+PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("windowSizeMs", int, min=1, doc="tumbling window length"),
+    ParamSpec("allowedLatenessMs", int, min=0, doc="watermark delay"),
+    ParamSpec("emitPeriodMs", int, min=0, doc="trigger interval; 0 lets the runtime choose"),
+)
 
 
 def positive_ms(params: Mapping[str, Any], key: str, *, allow_zero: bool = False) -> int:

@@ -10,7 +10,7 @@ from bench.api import UseCase
 from bench.hookspecs import hookimpl
 
 from bench_uc3.benchmark import default_benchmark
-from bench_uc3.params import DEFAULT_PARAMS
+from bench_uc3.params import DEFAULT_PARAMS, PARAMS
 from bench_uc3.topology import topology
 
 USE_CASE = UseCase(
@@ -23,6 +23,7 @@ USE_CASE = UseCase(
         "NumSensors", "WindowSize", "Advance", "NumOverlappingWindows", "NumTimeAttributeValues", "MessagePeriod",
     ),
     default_params=dict(DEFAULT_PARAMS),
+    params=PARAMS,
 )
 
 

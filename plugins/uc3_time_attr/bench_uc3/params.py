@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bench.api import ParamSpec
 from bench.numbers import whole_number
 
 DAY_MS = 86_400_000
@@ -36,6 +37,21 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "windowMethod": "sliding",
     "emitPeriodMs": 5_000,
 }
+
+
+#: what the topology reads, checked before a run (``bench.api.ParamSpec``); the
+#: relations between them (advance <= size, k divides size) are checked in from_mapping.
+PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("windowSizeMs", int, min=1, doc="hopping window length"),
+    ParamSpec("advanceMs", int, min=1, doc="hop between windows"),
+    ParamSpec("numOverlappingWindows", int, min=0, doc="k > 0 sets advanceMs = windowSizeMs / k"),
+    ParamSpec("timeAttribute", object, choices=(*TIME_ATTRIBUTES, *TIME_ATTRIBUTES.values()),
+              doc="hourOfDay, dayOfWeek, hourOfWeek, or their number of values"),
+    ParamSpec("timeZone", str, doc="IANA time zone of the time attribute"),
+    ParamSpec("allowedLatenessMs", int, min=0, doc="watermark delay"),
+    ParamSpec("windowMethod", str, choices=WINDOW_METHODS, doc="sliding windows or panes"),
+    ParamSpec("emitPeriodMs", int, min=0, doc="trigger interval; 0 lets the runtime choose"),
+)
 
 
 def whole_ms(params: Mapping[str, Any], key: str, *, allow_zero: bool = False) -> int:

@@ -13,7 +13,7 @@ from bench.hookspecs import hookimpl
 
 from bench_uc4.benchmark import default_benchmark
 from bench_uc4.generator import GENERATOR
-from bench_uc4.params import DEFAULT_PARAMS
+from bench_uc4.params import DEFAULT_PARAMS, PARAMS
 from bench_uc4.patchers import PATCHER
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ USE_CASE = UseCase(
     topology=build_topology,
     dimensions=("NumNestedGroups", "ChildrenPerGroup"),
     default_params=DEFAULT_PARAMS,
+    params=PARAMS,
 )
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench.api import GeneratorReport, GeneratorSpec, GeneratorType
+from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, ParamSpec
+from bench.builtin.generators import ACTIVE_POWER_PARAMS
 
 from bench_uc4 import registry
 from bench_uc4.params import integer
@@ -71,6 +72,14 @@ async def run(spec: GeneratorSpec) -> GeneratorReport:
     return await run_active_power(spec)
 
 
+#: UC4's own parameters plus those of the active-power loop it runs.
+PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("nestedGroups", int, min=1, doc="levels of the sensor tree (the NumNestedGroups load)"),
+    ParamSpec("childrenPerGroup", int, min=1, doc="children of each group"),
+    ParamSpec("registry", object, doc="a sensor-registry JSON tree to publish instead of the full tree"),
+    *ACTIVE_POWER_PARAMS,
+)
+
 GENERATOR = GeneratorType(
     name=NAME,
     description="UC4: publishes a full sensor-registry tree (childrenPerGroup^nestedGroups leaves) "
@@ -78,4 +87,5 @@ GENERATOR = GeneratorType(
     run=run,
     prepare=prepare,
     keys=keys,
+    params=PARAMS,
 )

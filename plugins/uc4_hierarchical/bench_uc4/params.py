@@ -5,11 +5,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bench.api import ParamSpec
+
 DEFAULT_PARAMS: dict[str, Any] = {
     "windowSizeMs": 5000,
     "gracePeriodMs": 5000,
     "feedback": True,
 }
+
+
+#: what the topology reads, checked before a run (``bench.api.ParamSpec``)
+PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("windowSizeMs", int, min=1, doc="tumbling window length"),
+    ParamSpec("gracePeriodMs", int, min=1, doc="how late a record may arrive"),
+    ParamSpec("feedback", bool, doc="aggregate groups of groups through the feedback topic"),
+    ParamSpec("triggerSeconds", float, min=0, doc="micro-batch trigger interval (default: --trigger)"),
+)
 
 
 def flag(value: Any) -> bool:
