@@ -9,6 +9,12 @@ and generator processes) goes through here, for three reasons:
   that even a SIGKILLed benchmark leaves nothing behind;
 - it is recorded in a process-wide table that an ``atexit`` hook and
   :func:`kill_all` empty, so Ctrl-C and errors clean up too.
+
+Temporary files go below one folder per process (:func:`owned_tempdir`,
+``$TMPDIR/bench-<pid>-*``) that names its owner (pid and start time) in
+``.bench-owner``. A SIGKILLed run cannot remove it, so every start removes the
+folders whose owner is gone (:func:`sweep_stale_tempdirs`); a pid alone could have
+been reused, hence the start time.
 """
 
 from __future__ import annotations
@@ -18,11 +24,14 @@ import atexit
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
@@ -40,8 +49,13 @@ def _child_setup() -> None:
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a child: its temp files (Python's, Spark's local dirs) go below
+    this process's own temp folder, so that even a SIGKILLed run's are found and removed."""
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    if _ROOT is not None and os.path.isdir(_ROOT):
+        env["TMPDIR"] = _ROOT
+        env.setdefault("SPARK_LOCAL_DIRS", _ROOT)
     if extra:
         env.update(extra)
     return env
@@ -134,6 +148,87 @@ def live() -> dict[int, str]:
 
 
 atexit.register(kill_all)
+
+# ---------------------------------------------------------------- temporary folders
+
+OWNER_FILE = ".bench-owner"
+_ROOT: str | None = None
+_BASE: str | None = None
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _owner_alive(pid: int, started: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    now = _start_time(pid)
+    return started is None or now is None or now == started
+
+
+def owned_tempdir() -> str:
+    """This process's temp folder, created and marked with its owner on first use."""
+    global _ROOT, _BASE
+    if _ROOT is None or not os.path.isdir(_ROOT):
+        _BASE = _BASE or tempfile.gettempdir()
+        root = tempfile.mkdtemp(prefix=f"bench-{os.getpid()}-", dir=_BASE)
+        Path(root, OWNER_FILE).write_text(f"{os.getpid()} {_start_time(os.getpid()) or '-'}\n")
+        _ROOT = root
+        atexit.register(_remove_root, root)
+    return _ROOT
+
+
+def _remove_root(root: str) -> None:
+    kill_all()  # first: a broker still running would write into what is being removed
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def tempdir_in(root: str) -> Iterator[None]:
+    """``tempfile``'s default folder is ``root`` meanwhile: for code that makes its own temp
+    folders (the broker, a Spark cluster) without a ``dir`` argument."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = root
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved
+
+
+def sweep_stale_tempdirs(base: str | None = None) -> list[str]:
+    """Remove the ``bench-*`` temp folders whose owner process is gone; returns their paths.
+
+    Only folders with an owner file are touched: another user's or another tool's
+    ``bench-*`` folder, or one of a run that is still alive, stays.
+    """
+    removed: list[str] = []
+    folder = base or _BASE or tempfile.gettempdir()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith("bench-") or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            pid_text, _, started = Path(entry.path, OWNER_FILE).read_text().strip().partition(" ")
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            continue
+        if pid == os.getpid() or _owner_alive(pid, None if started in ("", "-") else started):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
 
 
 def install_sigterm_handler() -> None:
