@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.api import Manifest
+from bench.errors import UserError
 from bench.platforms.base import ExperimentSpec
 
 ROLE = "bench/role"
@@ -401,7 +402,7 @@ def render_manifests(spec: ExperimentSpec, options: Mapping[str, Any] | None = N
 # --------------------------------------------------------------------------- readiness
 
 
-class ObjectFailed(RuntimeError):
+class ObjectFailed(UserError, RuntimeError):
     """The object reached a terminal failure state while we waited for it."""
 
 

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench import metrics
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys, split_keys
+from bench.errors import UserError
 from bench.patching import find_kind
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime import procs
@@ -76,7 +77,7 @@ OUTPUT_TOPICS = frozenset({"output"})
 _exporter_started = False
 
 
-class PlatformError(RuntimeError):
+class PlatformError(UserError, RuntimeError):
     pass
 
 

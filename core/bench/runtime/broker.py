@@ -49,13 +49,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.errors import UserError
 from bench.runtime import procs
 
 COMMAND_ENV = "BENCH_BROKER_COMMAND"
 START_TIMEOUT_S = 30.0
 
 
-class BrokerError(RuntimeError):
+class BrokerError(UserError, RuntimeError):
     pass
 
 

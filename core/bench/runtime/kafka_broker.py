@@ -28,6 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.errors import UserError
 from bench.runtime import procs
 from bench.runtime.jars import INSTALL_HINT, KafkaJars, kafka_jars
 
@@ -48,7 +49,7 @@ rootLogger.appenderRef.err.ref = err
 """
 
 
-class KafkaStartError(RuntimeError):
+class KafkaStartError(UserError, RuntimeError):
     pass
 
 
