@@ -314,14 +314,15 @@ def kind_of(doc: Any) -> str:
 # --------------------------------------------------------------------------- checks
 
 
-def _one_of(field: str, value: str, allowed: Any) -> ConfigError:
+def _one_of(field: str, value: str, allowed: Any, registry: Registry | None = None) -> ConfigError:
     names = ", ".join(sorted(allowed)) or "(none registered)"
-    return ConfigError(f"{field}: {value!r} is not one of {names}")
+    note = registry.excluded_note() if registry is not None else ""
+    return ConfigError(f"{field}: {value!r} is not one of {names}{note}")
 
 
 def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
     if bench.useCase not in registry.use_cases:
-        raise _one_of("benchmark.useCase", bench.useCase, registry.use_cases)
+        raise _one_of("benchmark.useCase", bench.useCase, registry.use_cases, registry)
     object_names = {
         str((obj.get("metadata") or {}).get("name", ""))
         for obj in bench.sut.resources + bench.loadGenerator.resources
@@ -331,13 +332,13 @@ def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
             for j, patcher in enumerate(typedef.patchers):
                 where = f"benchmark.{group}[{i}].patchers[{j}]"
                 if patcher.type not in registry.patchers:
-                    raise _one_of(f"{where}.type", patcher.type, registry.patchers)
+                    raise _one_of(f"{where}.type", patcher.type, registry.patchers, registry)
                 if patcher.resource and object_names and not _selects(patcher.resource, bench):
                     raise _one_of(f"{where}.resource", patcher.resource, object_names)
     seen: set[str] = set()
     for i, slo in enumerate(bench.slos):
         if slo.sloType not in registry.slos:
-            raise _one_of(f"benchmark.slos[{i}].sloType", slo.sloType, registry.slos)
+            raise _one_of(f"benchmark.slos[{i}].sloType", slo.sloType, registry.slos, registry)
         if slo.name in seen:
             raise ConfigError(f"benchmark.slos[{i}].name: {slo.name!r} is used twice")
         seen.add(slo.name)

@@ -2,7 +2,10 @@
 
 Built-in plugins are registered first, then every entry point in the ``bench.plugins``
 group. ``BENCH_PLUGINS`` (comma-separated entry names) is an allow-list; when unset
-every installed plugin loads. A plugin that fails to import or register is reported
+every installed plugin loads. A name in it that no installed plugin has is warned
+about (a typo would otherwise load nothing silently), and what it leaves out is kept in
+``Registry.excluded`` so that a missing use case, SLO or patcher can say why it is
+missing. A plugin that fails to import or register is reported
 and skipped, so one broken third-party package cannot take the CLI down.
 
 Hooks are called through pluggy (one plugin at a time, so that what each registers is
@@ -73,6 +76,12 @@ class Registry:
     platforms: dict[str, PlatformType] = field(default_factory=dict)
     plugins: list[PluginInfo] = field(default_factory=list)
     pm: pluggy.PluginManager | None = None
+    #: installed plugins that ``BENCH_PLUGINS`` left out
+    excluded: list[str] = field(default_factory=list)
+
+    def excluded_note(self) -> str:
+        """`` (BENCH_PLUGINS leaves out: a, b)`` for error messages, or nothing."""
+        return f" (BENCH_PLUGINS leaves out: {', '.join(self.excluded)})" if self.excluded else ""
 
     def table(self, kind: str) -> dict[str, Any]:
         table: dict[str, Any] = getattr(self, kind)
@@ -125,8 +134,15 @@ def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoin
         registry.plugins.append(info)
     allowed = _allowed()
     eps = entry_points(group=ENTRY_POINT_GROUP) if entry_points_ is None else entry_points_
+    eps = list(eps)
+    if allowed is not None:
+        installed = {ep.name for ep in eps}
+        for name in sorted(allowed - installed):
+            log.warning("%s names %r, which is no installed plugin; installed: %s",
+                        ALLOW_ENV, name, ", ".join(sorted(installed)) or "(none)")
     for ep in sorted(eps, key=lambda e: e.name):
         if allowed is not None and ep.name not in allowed:
+            registry.excluded.append(ep.name)
             continue
         dist = ep.dist.name if ep.dist is not None else "?"
         dist_version = ep.dist.version if ep.dist is not None else "?"

@@ -74,7 +74,9 @@ def find_use_case(registry: Registry, name: str) -> UseCase:
         if info.name == name and info.error:
             raise ConfigError(f"--plugin {name}: the plugin is installed but broken: {info.error}")
     known = ", ".join(sorted(registry.use_cases)) or "(none installed)"
-    raise ConfigError(f"--plugin: {name!r} is not a known use case; known: {known}")
+    if name in registry.excluded:
+        raise ConfigError(f"--plugin {name}: installed, but BENCH_PLUGINS leaves it out; add it there")
+    raise ConfigError(f"--plugin: {name!r} is not a known use case; known: {known}{registry.excluded_note()}")
 
 
 def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -194,6 +196,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     they apply the same defaults (LAPTOP_EXECUTION, the use case's defaultExecution)."""
     check_options(opts)
     use_case = find_use_case(registry, opts["plugin"])
+    if use_case.generator not in registry.generators:
+        raise ConfigError(f"use case {use_case.name}: its generator {use_case.generator!r} is not registered"
+                          f"{registry.excluded_note()}")
     bench_doc = load_yaml(opts["benchmark_file"]) if opts.get("benchmark_file") else use_case.default_benchmark()
     bench = parse_benchmark(bench_doc)
     validate_benchmark(bench, registry)
