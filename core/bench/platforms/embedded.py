@@ -72,6 +72,12 @@ log = logging.getLogger(__name__)
 
 SUT_START_TIMEOUT_S = 240.0  # first Spark micro-batch alone takes 14-21 s here
 GENERATOR_STOP_TIMEOUT_S = 20.0
+#: A generator reports progress every second (generator.PROGRESS_EVERY); this long without
+#: a line means it stalls (SIGSTOP, a hung producer). Five periods: a loaded 2-core machine
+#: delays a line by a second or two, and a false alarm costs a repetition.
+GENERATOR_STALL_S = 5.0
+#: a lag sample that takes longer than this (and at least two sample intervals) is a fault
+SAMPLE_TIMEOUT_S = 15.0
 #: logical topics the SUT writes; everything else is input it consumes (lag counts it)
 OUTPUT_TOPICS = frozenset({"output"})
 _exporter_started = False
@@ -94,6 +100,7 @@ class Child:
     error: str | None = None
     reader: asyncio.Task[None] | None = None
     target_rate: float = 0.0  # generators: records/s this instance was asked for
+    last_event_at: float = field(default_factory=time.monotonic)  # when its last JSON line came
 
     def stderr_tail(self, lines: int = 25) -> str:
         with contextlib.suppress(OSError):
@@ -115,6 +122,7 @@ class Child:
                     continue
                 kind = str(event.get("event"))
                 self.last[kind] = event
+                self.last_event_at = time.monotonic()
                 if kind == "started":
                     self.started.set()
                 elif kind == "error":
@@ -148,6 +156,8 @@ class EmbeddedPlatform:
         if self.spark_mode not in ("local", "standalone"):
             raise ValueError(f"spark_mode must be 'local' or 'standalone', got {self.spark_mode!r}")
         self._runs: dict[str, _Run] = {}
+        #: how often a dead embedded broker was replaced (describe() says so)
+        self.broker_restarts = 0
         # The runner hands over the registry it built; loading the plugins again here
         # would see a different set when a plugin was added with ``extra``.
         self._registry: Registry | None = registry
@@ -156,19 +166,54 @@ class EmbeddedPlatform:
 
     async def open(self) -> None:
         procs.install_sigterm_handler()
+        for stale in procs.sweep_stale_tempdirs():
+            log.info("removed %s, left by a run that was killed", stale)
         if self.bootstrap_servers is None:
             kind = str(self.options.get("broker") or DEFAULT_KIND)
             note = fallback_note(kind)
             if note:
                 log.warning(note)
-            self.broker = await start_broker(kind, nodes=int(self.options.get("brokers") or 1))
-            self.bootstrap_servers = self.broker.bootstrap_servers
-            log.info("embedded broker %s at %s", self.broker.kind, self.bootstrap_servers)
+            await self._start_broker(kind)
         port = self.options.get("metrics_port")
         global _exporter_started
         if port and not _exporter_started:
             metrics.start_exporter(int(port))
             _exporter_started = True
+
+    async def _start_broker(self, kind: str) -> None:
+        with procs.tempdir_in(procs.owned_tempdir()):  # its data dir too goes where a sweep finds it
+            self.broker = await start_broker(kind, nodes=int(self.options.get("brokers") or 1))
+        self.bootstrap_servers = self.broker.bootstrap_servers
+        log.info("embedded broker %s at %s", self.broker.kind, self.bootstrap_servers)
+
+    def _broker_failure(self) -> str | None:
+        """Why the embedded broker is not fully up (a node died), or None."""
+        broker = self.broker
+        if broker is None or broker.alive():
+            return None
+        nodes = getattr(broker, "nodes", None)
+        if nodes and len(nodes) > 1:
+            dead = [str(n.node_id) for n in nodes if not n.alive()]
+            return f"embedded broker node {', '.join(dead)} of {len(nodes)} died"
+        return f"embedded broker ({broker.kind}) died"
+
+    async def _ensure_broker(self) -> None:
+        """Replace an embedded broker that died, so that the next repetition can run.
+
+        A fresh broker (new ports, empty log) rather than a restarted node: each
+        repetition creates its own topics anyway, and a fresh start cannot inherit a
+        half-written log.
+        """
+        why = self._broker_failure()
+        if why is None or self.broker is None:
+            return
+        kind = self.broker.kind
+        log.warning("%s; starting a new one", why)
+        with contextlib.suppress(Exception):
+            await self.broker.stop()
+        self.broker = None
+        await self._start_broker(kind)
+        self.broker_restarts += 1
 
     async def close(self) -> None:
         try:
@@ -192,6 +237,7 @@ class EmbeddedPlatform:
             "broker": broker,
             "connector": connector_description(self.connector),
             "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None},
+            **({"brokerRestarts": self.broker_restarts} if self.broker_restarts else {}),
         }
 
     @property
@@ -208,7 +254,8 @@ class EmbeddedPlatform:
     def _run(self, spec: ExperimentSpec) -> _Run:
         run = self._runs.get(spec.experiment_id)
         if run is None:
-            run = self._runs[spec.experiment_id] = _Run(tempfile.mkdtemp(prefix=f"bench-{spec.experiment_id}-"))
+            folder = tempfile.mkdtemp(prefix=f"bench-{spec.experiment_id}-", dir=procs.owned_tempdir())
+            run = self._runs[spec.experiment_id] = _Run(folder)
         return run
 
     def _registry_(self) -> Registry:
@@ -221,12 +268,15 @@ class EmbeddedPlatform:
     # ---------------------------------------------------------------- topics
 
     async def reset_topics(self, spec: ExperimentSpec) -> None:
+        await self._ensure_broker()  # the first step of every repetition, a retried one too
         names = [t.name for t in spec.topics]
         await delete_topics(self.servers, names)
         await create_topics(self.servers, [(t.name, t.partitions) for t in spec.topics])
 
     async def delete_topics(self, spec: ExperimentSpec) -> None:
         await self._teardown(spec.experiment_id)
+        if self._broker_failure() is not None:
+            return  # the broker that had them is replaced before the next repetition
         with contextlib.suppress(Exception):
             await delete_topics(self.servers, [t.name for t in spec.topics])
 
@@ -313,8 +363,9 @@ class EmbeddedPlatform:
     ) -> None:
         master = self.options.get("spark_master")
         if not master and self.spark_mode == "standalone":
-            run.cluster = SparkCluster(replicas)
-            await run.cluster.start()
+            with procs.tempdir_in(procs.owned_tempdir()):
+                run.cluster = SparkCluster(replicas)
+                await run.cluster.start()
             master = run.cluster.master_url
         payload = {
             "use_case": spec.use_case.name,
@@ -390,6 +441,7 @@ class EmbeddedPlatform:
         run = self._runs.get(spec.experiment_id)
         if run is None:
             return []
+        self._check_generators(run)  # one that died before the end left no true report
         for child in run.generators:
             procs.kill_group(child.proc.pid, 15)  # SIGTERM: stop and report
         reports: list[GeneratorReport] = []
@@ -406,7 +458,25 @@ class EmbeddedPlatform:
 
     # ---------------------------------------------------------------- sampling
 
+    def _check_generators(self, run: _Run) -> None:
+        for child in run.generators:
+            if child.finished.is_set():
+                raise PlatformError(
+                    f"generator {child.name} exited during the experiment "
+                    f"({child.error or f'exit code {child.proc.returncode}'})"
+                    f"\n--- stderr tail ---\n{child.stderr_tail()}"
+                )
+            silent = time.monotonic() - child.last_event_at
+            if silent > GENERATOR_STALL_S:
+                raise PlatformError(f"generator {child.name} stalled: no progress for {silent:.0f} s")
+
     async def sample(self, spec: ExperimentSpec) -> Sample:
+        """One sample of every SLI, after checking that everything of the experiment still runs.
+
+        A died SUT or generator, a stalled generator (no progress line for
+        :data:`GENERATOR_STALL_S`), a died broker node and a failed or hung lag query
+        raise :class:`PlatformError`, so each is noticed at the next sample.
+        """
         run = self._run(spec)
         for child in run.sut:
             if child.finished.is_set():
@@ -414,15 +484,28 @@ class EmbeddedPlatform:
                     f"SUT {child.name} exited during the experiment ({child.error or child.proc.returncode})"
                     f"\n--- stderr tail ---\n{child.stderr_tail()}"
                 )
-        if run.sampler is None:
-            consumed = [t.name for t in spec.topics if t.logical not in OUTPUT_TOPICS]
-            input_names = {t.name for t in spec.topics if t.logical == "input"}
-            method = END_OFFSETS_BY_KIND.get(self.broker.kind, "listoffsets") if self.broker else "listoffsets"
-            run.sampler = LagSampler(
-                self.servers, spec.group_id, consumed, always=input_names or None, end_offsets=method
-            )
-            await run.sampler.start()
-        lag = await run.sampler.sample()
+        why = self._broker_failure()
+        if why is not None:
+            raise PlatformError(f"{why} during the experiment")
+        self._check_generators(run)
+        interval = float(self.options.get("sample_interval") or 5.0)
+        timeout = max(SAMPLE_TIMEOUT_S, 2 * interval)
+        try:
+            if run.sampler is None:
+                consumed = [t.name for t in spec.topics if t.logical not in OUTPUT_TOPICS]
+                input_names = {t.name for t in spec.topics if t.logical == "input"}
+                method = END_OFFSETS_BY_KIND.get(self.broker.kind, "listoffsets") if self.broker else "listoffsets"
+                run.sampler = LagSampler(
+                    self.servers, spec.group_id, consumed, always=input_names or None, end_offsets=method
+                )
+                await asyncio.wait_for(run.sampler.start(), timeout)
+            lag = await asyncio.wait_for(run.sampler.sample(), timeout)
+        except TimeoutError:
+            raise PlatformError(f"lag sampling got no answer from Kafka within {timeout:.0f} s") from None
+        except PlatformError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any client error: the sample is lost
+            raise PlatformError(f"lag sampling failed: {type(exc).__name__}: {exc}") from exc
         now = time.time()
         values: dict[str, float] = {"lag": lag}
         exp = spec.experiment_id
