@@ -71,6 +71,11 @@ class BenchGroup(click.Group):
         """The one place user errors become exit code 2 and one line."""
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            # click would print usage, a hint and the error on three lines; one is the promise.
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            click.echo(f"bench: error: {' '.join(exc.format_message().split())} (see {where} --help)", err=True)
+            ctx.exit(exc.exit_code)
         except Exception as exc:
             if not is_user_error(exc):
                 raise

@@ -218,3 +218,17 @@ def test_model_alone_refuses_bool_loads() -> None:
     with pytest.raises(ConfigError, match="true is not a number"):
         parse_execution({"benchmark": "b", "load": {"loadType": "L", "loadValues": [True]},
                          "resources": {"resourceType": "R", "resourceValues": [1]}})
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--plugin", "uc1", "--duration", "abc"], "'abc' is not a valid float. (see bench run --help)"),
+        (["run"], "Missing option '--plugin'"),
+        (["nope"], "No such command 'nope'"),
+    ],
+)
+def test_click_usage_errors_are_one_line(args: list[str], message: str) -> None:
+    """click's own refusals (a float that is none, a missing option) also end in one line."""
+    line = one_line_error(CliRunner().invoke(cli, args))
+    assert message in line
