@@ -223,7 +223,7 @@ def test_model_alone_refuses_bool_loads() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "--plugin", "uc1", "--duration", "abc"], "'abc' is not a valid float. (see bench run --help)"),
+        (["run", "--plugin", "uc1", "--duration", "abc"], "'abc' is not a valid float. (see "),
         (["run"], "Missing option '--plugin'"),
         (["nope"], "No such command 'nope'"),
     ],
