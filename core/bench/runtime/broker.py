@@ -9,26 +9,10 @@ user with another broker adds a kind or passes ``BENCH_BROKER_COMMAND``, a templ
 with ``{port}`` and ``{data_dir}``; a user with a real cluster passes bootstrap
 servers and never gets here.
 
-What follows is the history of the PyPI kinds, measured before Apache Kafka could be
-installed here.
-
-Measured here (tests/e2e/test_broker.py; aiokafka, 4 partitions, 64-byte JSON):
-both kinds pass every call the runtime makes (create/delete topics, batch produce,
-fetch, group join and commit, committed offsets with ``partitions=``, high
-watermarks) and accept connections ~0.06 s after launch; produce ~165k (tansu) vs
-~175k (noida) records/s, consume ~59k vs ~64k records/s on a loaded 2-core machine.
-
-The default is ``noida``: calibrated use case, 2500 records/s, 3 x 1000 capacity,
-90 s, 1 s samples, load average 12-15 (same machine, back to back): lag residual
-around the trend sd 122 records (noida) vs 569 (tansu), fitted slope 0.2 vs 15.7
-records/s (the SLO threshold there is 25), mean lag 390 vs 1381; noida also used
-2-4x less CPU in an earlier run (10-27 % vs 38-57 %). tansu's ListOffsets end offsets
-are one producer batch short and its in-memory log grows with every record; noida's
-are exact. The Spark source once lost records on noida: not noida's fault but
-retention (records with 1970 event times are deleted like on Apache Kafka; the source
-now fails loudly, see kafka_source.DataLossError), so tests create their topics
-with ``retention.ms=-1``. noida keeps data on disk in a per-run temp dir (removed on
-stop). ``--broker tansu`` remains available.
+Among the PyPI kinds, ``noida`` is the fallback: its end offsets are exact and its lag
+readings steadier under CPU contention; tansu's ListOffsets end offsets are one
+producer batch short (the lag sampler reads them from fetches instead). The
+measurements behind that choice are in docs/performance.md.
 """
 
 from __future__ import annotations
