@@ -1,0 +1,247 @@
+"""The fault suite: real ``bench run`` processes, real parts killed at chosen moments.
+
+Each test starts ``bench run`` as a child with a unique marker in its environment, so
+every process it starts (broker nodes, SUT processes, generators, the Spark driver and
+its JVM) can be found in /proc, and kills one of them once the experiment measures. The
+expected outcome: the repetition is run again and the experiment gets its verdict (or,
+with ``--retries 0``, the outcome ``error`` with its cause and exit code 1), the
+finished results stay intact, and no process is left behind.
+
+Most tests use the ``calibrated`` use case (no Spark, seconds to start) with short
+repetitions; one kills the Spark driver of uc1, which also runs ``bench run`` through
+the engine to its final table on real Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+MARK = "BENCH_FAULT_TEST"
+#: short repetitions: warm-up 4 s, then 8 one-second samples decide the lag trend
+SHORT = ["--loads", "500", "--resources", "1", "--duration", "12", "--warmup", "4", "--sample-interval", "1",
+         "--no-early-stop", "--broker", "kafka"]  # fmt: skip
+
+
+def marked(token: str) -> dict[int, str]:
+    """pid -> command line of every live, non-zombie process carrying the marker."""
+    found: dict[int, str] = {}
+    needle = f"{MARK}={token}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if state != "Z":
+            found[int(entry.name)] = cmd
+    return found
+
+
+def find(token: str, needle: str, timeout: float, exclude: frozenset[int] = frozenset()) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid, cmd in marked(token).items():
+            if needle in cmd and pid not in exclude:
+                return pid
+        time.sleep(0.2)
+    raise AssertionError(f"no process {needle!r} within {timeout} s; saw {sorted(marked(token).values())}")
+
+
+class Bench:
+    """One ``bench run`` child and a thread that injects one fault into it."""
+
+    def __init__(self, tmp_path: Path, args: list[str]) -> None:
+        self.token = uuid.uuid4().hex
+        self.results = tmp_path / "results"
+        self.cmd = [str(Path(sys.executable).parent / "bench"), "run", *args, "--results", str(self.results)]
+        self.env = {**os.environ, MARK: self.token}
+        self.proc: subprocess.Popen[str] | None = None
+        self.fault_error: BaseException | None = None
+        self.injected: list[str] = []
+
+    def start(self, *extra: str) -> subprocess.Popen[str]:
+        self.proc = subprocess.Popen([*self.cmd, *extra], env=self.env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        return self.proc
+
+    def inject(self, fault: Callable[[Bench], None]) -> threading.Thread:
+        def run() -> None:
+            try:
+                fault(self)
+            except BaseException as exc:  # noqa: BLE001 - reported by finish()
+                self.fault_error = exc
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    def measuring(self, timeout: float = 240) -> None:
+        """Returns once the first experiment's generator runs, plus 3 s of samples."""
+        find(self.token, "generator_main", timeout)
+        time.sleep(3)
+
+    def finish(self, timeout: float = 400) -> tuple[int, str]:
+        assert self.proc is not None
+        try:
+            out, _ = self.proc.communicate(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        assert self.fault_error is None, f"fault injection failed: {self.fault_error}"
+        self.assert_nothing_left()
+        return self.proc.returncode, out
+
+    def assert_nothing_left(self, wait: float = 20) -> None:
+        deadline = time.monotonic() + wait  # SIGKILLed children may take a moment to vanish
+        while marked(self.token) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marked(self.token) == {}, f"left behind: {marked(self.token)}"
+
+    def result(self, exp: int = 0) -> dict[str, Any]:
+        doc: dict[str, Any] = json.loads((self.results / f"exp{exp}-result.json").read_text())
+        return doc
+
+    def files(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in self.results.iterdir()}
+
+
+def kill(needle: str, sig: int = signal.SIGKILL) -> Callable[[Bench], None]:
+    def fault(bench: Bench) -> None:
+        bench.measuring()
+        pid = find(bench.token, needle, 10)
+        os.kill(pid, sig)
+        bench.injected.append(f"{signal.Signals(sig).name} {needle} ({pid})")
+
+    return fault
+
+
+def assert_retried_to_a_verdict(bench: Bench, cause: str) -> dict[str, Any]:
+    code, out = bench.finish()
+    assert code == 0, out[-3000:]
+    (experiment,) = bench.result()["experiments"]
+    assert experiment["outcome"] in ("passed", "failed"), experiment
+    assert [f["attempt"] for f in experiment["faults"]] == [1], experiment["faults"]
+    assert cause in experiment["faults"][0]["cause"], experiment["faults"]
+    names = set(bench.files())
+    assert {"exp0_500_1_sli_lag-trend_0.csv", "exp0_500_1_generator_0.json", "exp0_demand.csv"} <= names
+    assert not any(n.endswith(".tmp") or "provisional" in n for n in names), names
+    return experiment
+
+
+def test_killed_sut_process_is_retried(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT])
+    bench.start()
+    bench.inject(kill("calibrated_sut"))
+    assert_retried_to_a_verdict(bench, "SUT sut-0 exited during the experiment")
+
+
+def test_killed_generator_is_retried(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT])
+    bench.start()
+    bench.inject(kill("generator_main"))
+    assert_retried_to_a_verdict(bench, "generator generator-0 exited during the experiment")
+
+
+def test_stopped_generator_without_retries_is_an_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    """SIGSTOP: the generator's progress lines stop; --retries 0, so the experiment is an error."""
+    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT, "--retries", "0"])
+    bench.start()
+    bench.inject(kill("generator_main", signal.SIGSTOP))
+    code, out = bench.finish()
+    assert code == 1, out[-3000:]
+    assert "1 experiment(s) ended in error" in out
+    (experiment,) = bench.result()["experiments"]
+    assert experiment["outcome"] == "error" and experiment["passed"] is False
+    assert "generator generator-0 stalled" in experiment["cause"], experiment
+    assert (bench.results / "exp0_demand.csv").read_text() == "load,resources\n500,\n"  # not passed
+
+
+def test_killed_broker_is_replaced_and_the_repetition_retried(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT])
+    bench.start()
+    bench.inject(kill("kafka.Kafka"))
+    assert_retried_to_a_verdict(bench, "embedded broker (kafka) died")
+    env = json.loads((bench.results / "exp0-environment.json").read_text())
+    assert env["brokerRestarts"] == 1
+
+
+def test_one_killed_node_of_three_is_a_fault_too(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT, "--brokers", "3"])
+    bench.start()
+    bench.inject(kill("node-2/server.properties"))
+    assert_retried_to_a_verdict(bench, "embedded broker node 2 of 3 died")
+
+
+def test_kill_9_of_the_cli_leaves_nothing_and_resume_finishes_the_run(tmp_path: Path) -> None:
+    args = ["--plugin", "calibrated", *SHORT, "--repetitions", "2"]
+    bench = Bench(tmp_path, args)
+    proc = bench.start()
+    rep0 = bench.results / "exp0_500_1_generator_0.json"
+    first_generator = find(bench.token, "generator_main", 240)
+    deadline = time.monotonic() + 120
+    while not rep0.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert rep0.exists(), "the first repetition did not finish"
+    find(bench.token, "generator_main", 60, exclude=frozenset({first_generator}))  # the second one measures
+    time.sleep(2)
+    owned = list(Path("/tmp").glob(f"bench-{proc.pid}-*"))
+    proc.kill()  # kill -9: no finally, no atexit
+    proc.wait()
+    bench.assert_nothing_left()
+    assert owned and all(p.exists() for p in owned)  # only PR_SET_PDEATHSIG ran: the temp folder stayed
+    finished = bench.files()
+    assert "exp0_500_1_sli_lag-trend_0.csv" in finished and "exp0_500_1_sli_lag-trend_1.csv" not in finished
+    assert "exp0_demand.csv" not in finished
+
+    bench.start("--resume")
+    code, out = bench.finish()
+    assert code == 0, out[-3000:]
+    assert "resuming exp0" in out and "rep 1/2: measured before, read back" in out
+    assert not any(p.exists() for p in owned)  # the next start removed what the killed run left
+    after = bench.files()
+    assert {n: after[n] for n in finished if n != "exp0-result.json" and "environment" not in n} == {
+        n: b for n, b in finished.items() if n != "exp0-result.json" and "environment" not in n
+    }
+    (experiment,) = bench.result()["experiments"]
+    assert experiment["outcome"] in ("passed", "failed")
+    assert len(experiment["slos"]["lag-trend"]["slopes"]) == 2
+    assert "exp0_500_1_sli_lag-trend_1.csv" in after and "exp0_demand.csv" in after
+
+
+def test_killed_spark_driver_of_uc1_is_retried_to_the_final_table(tmp_path: Path) -> None:
+    """Also the one run of ``bench run`` through the engine to its final table on real Spark."""
+    from bench.plugins import load_plugins
+
+    if "uc1" not in load_plugins().use_cases:
+        pytest.skip("use case uc1 not installed")
+    bench = Bench(tmp_path, ["--plugin", "uc1", "--loads", "500", "--resources", "1", "--duration", "30",
+                             "--warmup", "10", "--sample-interval", "2", "--repetitions", "1", "--no-early-stop"])
+    bench.start()
+    bench.inject(kill("bench.runtime.spark_driver"))
+    code, out = bench.finish(timeout=600)
+    assert code == 0, out[-3000:]
+    (experiment,) = bench.result()["experiments"]
+    assert experiment["outcome"] in ("passed", "failed"), experiment
+    assert "SUT spark-driver exited during the experiment" in experiment["faults"][0]["cause"], experiment
+    rows = (bench.results / "exp0_demand.csv").read_text().splitlines()
+    assert rows[0] == "load,resources" and rows[1].startswith("500,")
+    assert bench.result()["complete"] is True
