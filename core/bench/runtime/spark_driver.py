@@ -87,7 +87,7 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = wri
                 emit(totals.add(progress))
 
         warm_s = 0.0
-        if spec.get("warmup", True) and connector == "python":
+        if spec.get("warmup", True):  # both connectors: the first batch compiles the whole plan
             try:
                 warm_s = warm_up(spark, use_case, bootstrap, spec["topics"], str(spec.get("group_id") or "bench-sut"),
                                  params, instances, connector)
