@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.api import UseCase
+from bench.runtime.kafka_security import current as kafka_security
 from bench.runtime.sut_query import ProgressTotals, build_context, start_query
 
 if TYPE_CHECKING:
@@ -79,7 +80,9 @@ def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
     """Produce (key, value, timestamp_ms) records and wait until all are acknowledged."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 3})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 3, **kafka_security().confluent()}
+    )
     errors: list[str] = []
 
     def on_delivery(err: Any, _msg: Any) -> None:
@@ -117,7 +120,8 @@ def committed_offsets(bootstrap: str, group_id: str, topic: str) -> dict[int, in
     probe = EndOffsetProbe(bootstrap)
     parts = probe.partitions(topic)
     probe.close()
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id, "enable.auto.commit": False})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id, "enable.auto.commit": False,
+                         **kafka_security().confluent()})
     try:
         got: list[Any] = consumer.committed([TopicPartition(topic, p) for p in parts], timeout=10)
         return {tp.partition: tp.offset for tp in got}
@@ -135,6 +139,7 @@ def read_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[dict[str
         return []
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": f"bench-read-{uuid.uuid4().hex[:8]}",
+         **kafka_security().confluent(),
          "enable.auto.commit": False, "log_level": 3}
     )
     rows: list[dict[str, Any]] = []

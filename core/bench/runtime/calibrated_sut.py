@@ -33,6 +33,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 
 from bench.runtime import child_protocol
 from bench.runtime.child_protocol import emit
+from bench.runtime.kafka_security import current as kafka_security
 
 DEFAULT_CAPACITY = 1000.0
 COMMIT_EVERY_S = 0.2
@@ -159,6 +160,7 @@ async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:
     topic = spec["topics"]["input"]
     consumer = AIOKafkaConsumer(
         bootstrap_servers=spec["bootstrap_servers"],
+        **kafka_security().aiokafka(),
         group_id=spec["group_id"],
         client_id=f"calibrated-{spec.get('instance', 0)}",
         enable_auto_commit=False,

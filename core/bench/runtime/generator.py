@@ -30,6 +30,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys
+from bench.runtime.kafka_security import current as kafka_security
 from bench.runtime.record_batches import NO_HEADERS, Append, BatchFiller
 
 #: most records one scheduling step produces; keeps the loop responsive when behind
@@ -200,6 +201,7 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
         max_batch_size=int(params.get("batchSize", 256 * 1024)),
         max_request_size=4 * 1024 * 1024,
         compression_type=params.get("compression"),
+        **kafka_security().aiokafka(),
     )
     await producer.start()
     delivered = 0

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
+from bench.runtime.kafka_security import current as kafka_security
+
 #: the replication factor asked for when a cluster has this many brokers or more
 MAX_REPLICATION = 3
 
@@ -40,7 +42,7 @@ async def create_topics(
     Existing ones are left alone. Use fresh names per experiment: brokers with topic
     auto-creation bring a deleted topic back while a straggling client still asks for it.
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers, **kafka_security().aiokafka())
     await admin.start()
     try:
         factor = replication or _replication(admin)
@@ -79,7 +81,7 @@ async def delete_topics(bootstrap_servers: str, names: Iterable[str]) -> None:
     names = list(names)
     if not names:
         return
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers, **kafka_security().aiokafka())
     await admin.start()
     try:
         with contextlib.suppress(UnknownTopicOrPartitionError):

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from bench.runtime.kafka_security import current as kafka_security
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.streaming import DataStreamWriter
@@ -39,6 +41,7 @@ def _producer(bootstrap: str) -> Any:
             "queue.buffering.max.messages": 500000,
             "enable.idempotence": False,
             "log_level": 3,
+            **kafka_security().confluent(),
         }
     )
 
@@ -122,6 +125,7 @@ def write_stream(
             _native(df, bootstrap, topics, output)
             .writeStream.format("kafka")
             .option("kafka.bootstrap.servers", bootstrap)
+            .options(**kafka_security().spark())
         )
     if connector != "python":
         raise ValueError(f"connector must be 'python' or 'native', got {connector!r}")

@@ -26,6 +26,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError, KafkaError
 
 from bench.runtime.kafka_admin import create_topics, delete_topics  # noqa: F401 - re-exported
+from bench.runtime.kafka_security import current as kafka_security
 
 FETCH_WAIT_S = 5.0
 #: how often a fetch-method sample checks whether every partition has answered (s)
@@ -68,7 +69,7 @@ class LagSampler:
         self.last_committed: dict[TopicPartition, int] = {}
 
     async def start(self) -> None:
-        self._admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap_servers)
+        self._admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap_servers, **kafka_security().aiokafka())
         await self._admin.start()
         # A dedicated, group-less consumer: its only job is to read high watermarks.
         self._consumer = AIOKafkaConsumer(
@@ -77,6 +78,7 @@ class LagSampler:
             fetch_max_wait_ms=100,
             max_partition_fetch_bytes=64 * 1024,
             auto_offset_reset="latest",
+            **kafka_security().aiokafka(),
         )
         await self._consumer.start()
         await self._refresh_partitions()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bench.api import StreamingPlan, TopologyContext, UseCase
+from bench.runtime.kafka_security import current as kafka_security
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -57,6 +58,7 @@ def read_topic(
         reader = (
             spark.readStream.format("kafka")
             .option("kafka.bootstrap.servers", bootstrap)
+            .options(**kafka_security().spark())
             .option("subscribe", topic)
             .option("startingOffsets", "earliest")
         )
@@ -218,7 +220,7 @@ def warm_up(
     finally:
         probe.close()
     create_topics_sync(bootstrap, sizes)
-    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3, **kafka_security().confluent()})
     for logical, real in warm.items():
         if logical in ("output",):
             continue

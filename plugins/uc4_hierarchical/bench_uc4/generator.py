@@ -12,6 +12,7 @@ from typing import Any
 
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, ParamSpec
 from bench.builtin.generators import ACTIVE_POWER_PARAMS
+from bench.runtime.kafka_security import current as kafka_security
 
 from bench_uc4 import registry
 from bench_uc4.params import integer
@@ -52,7 +53,7 @@ async def publish(bootstrap_servers: str, topic: str, document: str) -> None:
     from aiokafka import AIOKafkaProducer
 
     registry.parse(document)  # never publish something the SUT would skip
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, acks="all")
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, acks="all", **kafka_security().aiokafka())
     await producer.start()
     try:
         await producer.send_and_wait(topic, document.encode(), key=registry.EVENT_KEY.encode())

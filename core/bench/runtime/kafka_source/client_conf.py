@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.runtime.kafka_security import current as kafka_security
+
 
 def client_conf(bootstrap: str, group_id: str = "bench-reader") -> dict[str, Any]:
     return {
@@ -20,4 +22,5 @@ def client_conf(bootstrap: str, group_id: str = "bench-reader") -> dict[str, Any
         "fetch.wait.max.ms": 50,
         "socket.keepalive.enable": True,
         "log_level": 3,
+        **kafka_security().confluent(),
     }
