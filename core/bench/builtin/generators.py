@@ -1,11 +1,28 @@
-"""Built-in generators: ``active-power`` (ActivePowerRecords, open workload model)."""
+"""Built-in generators: ``active-power`` (ActivePowerRecords, open workload model, or the
+records of a user's JSON template: ``bench run --job ... --record-template FILE``)."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from bench.api import ParamSpec, Registrar
 from bench.hookspecs import hookimpl
+
+
+class RecordTemplateParam(ParamSpec):
+    """``recordTemplate``: a string that is JSON once its placeholders are filled in, checked
+    before the run (a broken template would otherwise show only as rows the SUT cannot parse)."""
+
+    def check(self, value: Any) -> None:
+        super().check(value)
+        from bench.runtime.generator import check_record_template
+
+        try:
+            check_record_template(str(value))
+        except ValueError as exc:
+            raise ValueError(f"is not JSON once {{key}} and {{timestamp}} are filled in: {exc}") from None
+
 
 #: What ``bench.runtime.generator.run_active_power`` reads from its params; a generator
 #: that wraps it (UC4's) declares these too, since every ``--set`` key reaches it.
@@ -18,6 +35,8 @@ ACTIVE_POWER_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("acks", int, choices=(0, 1, -1), doc="producer acks"),
     ParamSpec("batchSize", int, min=1, doc="producer max batch size in bytes"),
     ParamSpec("compression", str, choices=("gzip", "snappy", "lz4", "zstd"), doc="producer compression"),
+    RecordTemplateParam("recordTemplate", str,
+                        doc="JSON record with {key} and {timestamp} placeholders, instead of an ActivePowerRecord"),
 )
 
 
