@@ -141,6 +141,13 @@ def cli() -> None:
               help="Where to run: embedded, external, kubernetes.")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
 @click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
+@click.option("--kafka-config", "kafka_config", multiple=True, metavar="KEY=VALUE",
+              help="Kafka client security for every client (generator, lag sampler, admin, Spark source and sink), "
+                   "in Kafka's property names: security.protocol, sasl.mechanism (PLAIN, SCRAM-SHA-256/512), "
+                   "sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location, ssl.key.location. "
+                   "Repeatable; secrets never appear in logs or result files.")
+@click.option("--kafka-config-file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="The same settings as a properties file (KEY=VALUE lines); --kafka-config wins.")
 @click.option("--broker", type=click.Choice(["kafka", "noida", "tansu"]),
               help="Embedded broker: kafka (Apache Kafka, the default when scripts/install fetched it), or the "
                    "PyPI Kafka-protocol brokers noida (the fallback) and tansu.")

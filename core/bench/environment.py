@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.results import atomic_write
+from bench.runtime.kafka_security import current as kafka_security
 
 
 @functools.lru_cache(maxsize=1)
@@ -86,6 +87,7 @@ class EnvironmentRecord:
             "java": java_version(),
             "python": pyplatform.python_version(),
             "packages": distributions(),
+            "kafkaClientSecurity": kafka_security().redacted(),
             "host": host(),
             "experiments": [],
         }

@@ -16,7 +16,7 @@ import socket
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,8 @@ from bench.options import parse_sets, split_floats
 from bench.plugins import Registry
 from bench.results import fmt_value
 from bench.runtime.broker import DEFAULT_KIND as DEFAULT_BROKER
+from bench.runtime.kafka_security import KafkaSecurity
+from bench.runtime.kafka_security import install as install_kafka_security
 
 #: Laptop-sized defaults used when neither an execution file nor the use case says
 #: otherwise: a complete demand table in well under 15 minutes on 2 cores.
@@ -63,6 +65,8 @@ class PreparedRun:
     execution: Execution
     params: dict[str, Any]
     platform_options: dict[str, Any]
+    #: Kafka client security for every client of the run (never written anywhere unredacted)
+    kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)
 
 
 def find_use_case(registry: Registry, name: str) -> UseCase:
@@ -195,6 +199,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     machine is not inspected. ``bench run`` and ``bench validate`` both come here, so
     they apply the same defaults (LAPTOP_EXECUTION, the use case's defaultExecution)."""
     check_options(opts)
+    security = KafkaSecurity.parse(opts.get("kafka_config") or (), opts.get("kafka_config_file"))
     use_case = find_use_case(registry, opts["plugin"])
     if use_case.generator not in registry.generators:
         raise ConfigError(f"use case {use_case.name}: its generator {use_case.generator!r} is not registered"
@@ -248,7 +253,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"patching the deployment failed: {exc}") from None
-    return PreparedRun(use_case, bench, execution, params, platform_options)
+    return PreparedRun(use_case, bench, execution, params, platform_options, security)
 
 
 def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
@@ -258,6 +263,7 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     prepared = resolve_run(registry, opts)
     if opts.get("dry_run"):
         return prepared
+    install_kafka_security(prepared.kafka_security)  # every client of this process and its children
     options = prepared.platform_options
     if options["platform"] == "embedded" and prepared.use_case.topology is not None:
         check_java()

@@ -31,12 +31,15 @@ from pathlib import Path
 from bench.errors import UserError
 from bench.runtime import procs
 from bench.runtime.jars import INSTALL_HINT, KafkaJars, kafka_jars
+from bench.runtime.kafka_security import KafkaSecurity
 
 #: The broker's JVM heap: enough for a benchmark's few topics, small enough to leave a
 #: 2-core, 8-GB laptop to Spark (measured: docs/performance.md). BENCH_KAFKA_HEAP overrides.
 DEFAULT_HEAP = "512m"
 HEAP_ENV = "BENCH_KAFKA_HEAP"
 START_TIMEOUT_S = 60.0
+#: the SASL mechanism of a broker started with ``scram=(user, password)`` (secured-cluster tests)
+SCRAM_MECHANISM = "SCRAM-SHA-256"
 
 _LOG4J = """\
 status = error
@@ -60,6 +63,8 @@ class KafkaNode:
     controller_port: int
     dir: str
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    #: with SCRAM, brokers talk to each other on a PLAINTEXT listener of their own
+    internal_port: int | None = None
 
     @property
     def log_path(self) -> str:
@@ -80,18 +85,38 @@ class KafkaNode:
                 self.proc.wait(timeout=10)
 
 
-def server_properties(node: KafkaNode, nodes: list[KafkaNode]) -> str:
+def _listeners(node: KafkaNode, scram: bool) -> dict[str, object]:
+    if not scram:
+        return {
+            "listeners": f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        }
+    # Clients must authenticate (SASL/SCRAM on CLIENT); the brokers' own traffic stays on
+    # a loopback PLAINTEXT listener, so no broker credentials are needed.
+    client = f"CLIENT://127.0.0.1:{node.port},INTERNAL://127.0.0.1:{node.internal_port}"
+    return {
+        "listeners": f"{client},CONTROLLER://127.0.0.1:{node.controller_port}",
+        "advertised.listeners": client,
+        "inter.broker.listener.name": "INTERNAL",
+        "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "sasl.enabled.mechanisms": SCRAM_MECHANISM,
+        "listener.name.client.sasl.enabled.mechanisms": SCRAM_MECHANISM,
+        "listener.name.client.scram-sha-256.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+    }
+
+
+def server_properties(node: KafkaNode, nodes: list[KafkaNode], scram: bool = False) -> str:
     replicas = min(3, len(nodes))
     voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in nodes)
     settings = {
         "process.roles": "broker,controller",
         "node.id": node.node_id,
         "controller.quorum.voters": voters,
-        "listeners": f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
         "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        **_listeners(node, scram),
         "log.dirs": os.path.join(node.dir, "data"),
         "num.partitions": 1,
         "default.replication.factor": replicas,
@@ -149,6 +174,8 @@ class KafkaCluster:
     root: str
     version: str
     kind: str = "kafka"
+    #: what clients need to connect (empty for PLAINTEXT); never printed unredacted
+    security: KafkaSecurity = field(default_factory=KafkaSecurity)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -197,16 +224,23 @@ class KafkaCluster:
         await asyncio.to_thread(self.stop_sync)
 
 
-def _format(jars: KafkaJars, node: KafkaNode, cluster_id: str, logdir: str) -> subprocess.Popen[bytes]:
+def _format(
+    jars: KafkaJars, node: KafkaNode, cluster_id: str, logdir: str, scram: tuple[str, str] | None
+) -> subprocess.Popen[bytes]:
     cmd = [*_jvm(jars, logdir, "256m"), "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
            "-c", os.path.join(node.dir, "server.properties"), "--ignore-formatted"]
+    if scram:
+        cmd += ["--add-scram", f"{SCRAM_MECHANISM}=[name={scram[0]},password={scram[1]}]"]
     with open(os.path.join(node.dir, "format.log"), "wb") as out:
         return procs.popen(cmd, what=f"kafka format {node.node_id}", stdout=out, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL, env=procs.child_env())
 
 
-def launch(nodes: int = 1, ports: list[int] | None = None) -> KafkaCluster:
+def launch(nodes: int = 1, ports: list[int] | None = None, scram: tuple[str, str] | None = None) -> KafkaCluster:
     """Format and start ``nodes`` KRaft nodes; returns before they are ready (see :func:`ready`).
+
+    ``scram=(user, password)``: clients must authenticate with SASL/SCRAM-SHA-256 as
+    that user (the rehearsal of a secured cluster).
 
     Spawned from the calling thread: PR_SET_PDEATHSIG fires when the *thread* that
     forked exits, so never call this from a short-lived worker thread.
@@ -223,15 +257,20 @@ def launch(nodes: int = 1, ports: list[int] | None = None) -> KafkaCluster:
     members = []
     for i in range(nodes):
         port = ports[i] if ports and i < len(ports) else free_port()
-        members.append(KafkaNode(i + 1, port, free_port(), os.path.join(root, f"node-{i + 1}")))
-    cluster = KafkaCluster(members, root, jars.version)
+        members.append(KafkaNode(i + 1, port, free_port(), os.path.join(root, f"node-{i + 1}"),
+                                 internal_port=free_port() if scram else None))
+    security = KafkaSecurity()
+    if scram:
+        security = KafkaSecurity({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": SCRAM_MECHANISM,
+                                  "sasl.username": scram[0], "sasl.password": scram[1]})
+    cluster = KafkaCluster(members, root, jars.version, security=security)
     try:
         cluster_id = _cluster_id()
         formats = []
         for node in members:
             os.makedirs(node.dir)
-            Path(node.dir, "server.properties").write_text(server_properties(node, members))
-            formats.append(_format(jars, node, cluster_id, root))
+            Path(node.dir, "server.properties").write_text(server_properties(node, members, bool(scram)))
+            formats.append(_format(jars, node, cluster_id, root, scram))
         for node, proc in zip(members, formats, strict=True):
             if proc.wait(timeout=120) != 0:
                 log = Path(node.dir, "format.log").read_text(errors="replace")[-2000:]
@@ -265,7 +304,8 @@ def ready(cluster: KafkaCluster, timeout: float = 2.0) -> bool:
         return False  # cheap check first: a librdkafka client retrying a closed port logs every second
     quiet = logging.getLogger("bench.kafka-ready")
     quiet.propagate = False
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers}, logger=quiet)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, **cluster.security.confluent()},
+                        logger=quiet)
     try:
         metadata = admin.list_topics(timeout=timeout)
     except Exception:  # noqa: BLE001 - not up yet
@@ -288,8 +328,8 @@ def check(cluster: KafkaCluster, deadline: float) -> bool:
     return False
 
 
-def start_sync(nodes: int = 1, ports: list[int] | None = None) -> KafkaCluster:
-    cluster = launch(nodes, ports)
+def start_sync(nodes: int = 1, ports: list[int] | None = None, scram: tuple[str, str] | None = None) -> KafkaCluster:
+    cluster = launch(nodes, ports, scram)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not check(cluster, deadline):
         time.sleep(0.2)
