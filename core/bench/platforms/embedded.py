@@ -156,7 +156,7 @@ class EmbeddedPlatform:
         if self.spark_mode not in ("local", "standalone"):
             raise ValueError(f"spark_mode must be 'local' or 'standalone', got {self.spark_mode!r}")
         self._runs: dict[str, _Run] = {}
-        #: how often a dead embedded broker was replaced (describe() says so)
+        #: how often a dead embedded broker was replaced
         self.broker_restarts = 0
         # The runner hands over the registry it built; loading the plugins again here
         # would see a different set when a plugin was added with ``extra``.
@@ -237,7 +237,6 @@ class EmbeddedPlatform:
             "broker": broker,
             "connector": connector_description(self.connector),
             "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None},
-            **({"brokerRestarts": self.broker_restarts} if self.broker_restarts else {}),
         }
 
     @property
