@@ -42,6 +42,7 @@ BUILTIN_MODULES = (
     "bench.builtin.platforms",
     "bench.builtin.generators",
     "bench.builtin.calibrated",
+    "bench.builtin.job",
 )
 
 KINDS: dict[str, type] = {

@@ -7,7 +7,13 @@ The spec is a JSON object::
     {"use_case": "uc1", "bootstrap_servers": "127.0.0.1:9092",
      "topics": {"input": "input-x1", "output": "output-x1"}, "group_id": "bench-sut",
      "params": {}, "instances": 1, "spark_master": null, "trigger_seconds": 2,
-     "max_records_per_trigger": null, "checkpoint_dir": "/tmp/ck", "connector": "python"}
+     "max_records_per_trigger": null, "checkpoint_dir": "/tmp/ck", "connector": "python",
+     "conf": {"spark.sql.adaptive.enabled": "false"}}
+
+``conf`` is Spark configuration (``bench run --conf KEY=VALUE``), set on the session
+after bench's own defaults. A ``job`` parameter (``bench run --job PATH.py``) makes the
+driver run that script instead of the use case's topology
+(:mod:`bench.runtime.job_runner`).
 
 stdout carries JSON lines (:mod:`bench.runtime.child_protocol`): ``{"event": "started"}``
 once the query is ready (after a warm-up run of the topology over throw-away topics, see
@@ -52,13 +58,18 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = wri
     from bench.runtime.spark_session import build_session, progress_listener, stop_session
 
     use_case = lookup_use_case(str(spec["use_case"]))
+    merged = {**dict(use_case.default_params), **dict(spec.get("params") or {})}
+    if merged.get("job"):  # the user's own script is the SUT (bench run --job)
+        from bench.runtime import job_runner
+
+        return job_runner.run({**spec, "params": merged}, emit)
     if use_case.topology is None:
         raise ValueError(f"use case {use_case.name!r} has no Spark topology")
     instances = int(spec.get("instances") or 1)
     master = spec.get("spark_master") or f"local[{instances}]"
     connector = str(spec.get("connector") or default_connector())
     bootstrap = str(spec["bootstrap_servers"])
-    spark = build_session(master, f"bench-{use_case.name}", instances)
+    spark = build_session(master, f"bench-{use_case.name}", instances, spec.get("conf"))
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 ProgressCallback = Callable[[Any], object]
+#: the watcher key of :meth:`ProgressListener.watch_all` (no query id looks like it)
+ALL_QUERIES = "*"
 
 _DEFAULT_CONF = {
     "spark.ui.enabled": "false",
@@ -84,6 +86,14 @@ class ProgressListener(StreamingQueryListener):
         with self._lock:
             self._watchers.pop(query_id, None)
 
+    def watch_all(self, callback: ProgressCallback) -> None:
+        """Progress of every query of the session, also of those not started yet.
+
+        Why: a user's job script (``bench run --job``) starts its queries itself; a
+        per-query watch set once the driver saw the query would miss its first batches.
+        """
+        self.watch(ALL_QUERIES, callback)
+
     def onQueryStarted(self, event: Any) -> None:
         pass
 
@@ -94,7 +104,7 @@ class ProgressListener(StreamingQueryListener):
         except Exception as exc:  # noqa: BLE001 - a failed commit must not kill the listener bus
             self.errors.append(f"offset commit failed: {exc}")
         with self._lock:
-            callbacks = list(self._watchers.get(str(progress.id), ()))
+            callbacks = [*self._watchers.get(str(progress.id), ()), *self._watchers.get(ALL_QUERIES, ())]
         for callback in callbacks:
             try:
                 callback(progress)
