@@ -276,6 +276,10 @@ class SloType:
 
     ``cli_threshold`` says whether ``bench run --threshold`` / ``--threshold-rel-to-load``
     (records/s of lag growth) replace this SLO's threshold, given its properties.
+
+    ``sli_for`` names the SLI from the SLO's properties when a type needs one of several
+    series (the latency SLO: ``percentile: 99`` -> ``latency-p99``); it wins over ``sli``.
+    Ask :meth:`sli_name` rather than reading the fields.
     """
 
     name: str
@@ -285,6 +289,13 @@ class SloType:
     validate: Callable[[Mapping[str, Any]], None] | None = None
     decide_early: Callable[[Series, SloContext], EarlyDecision] | None = None
     cli_threshold: Callable[[Mapping[str, Any]], bool] | None = None
+    sli_for: Callable[[Mapping[str, Any]], str] | None = None
+
+    def sli_name(self, properties: Mapping[str, Any]) -> str:
+        """The SLI series this SLO reads, given its properties."""
+        if self.sli_for is not None:
+            return self.sli_for(properties)
+        return self.sli or str(properties.get("sli", ""))
 
 
 # --------------------------------------------------------------------------- patchers

@@ -180,7 +180,7 @@ def decide(
         if slo_type is None or slo_type.decide_early is None:
             out.append(EarlyDecision(None, f"SLO type {slo.sloType!r} cannot stop early", slo=slo.name))
             continue
-        sli = slo_type.sli or str(slo.properties.get("sli", ""))
+        sli = slo_type.sli_name(slo.properties)
         s = series.get(sli)
         if s is None:
             out.append(EarlyDecision(None, f"no samples of {sli!r} yet", slo=slo.name))

@@ -104,7 +104,7 @@ def test_execution_checked_against_benchmark_and_plugins(registry, mutate, messa
          r"benchmark.loadTypes\[0\].patchers\[0\].type: 'Nope' is not one of .*ReplicaPatcher"),
         (lambda d: d["resourceTypes"][0]["patchers"][0].update(resource="ghost"),
          r"benchmark.resourceTypes\[0\].patchers\[0\].resource: 'ghost' is not one of generator, sut"),
-        (lambda d: d["slos"][0].update(sloType="latency"), r"benchmark.slos\[0\].sloType: 'latency'"),
+        (lambda d: d["slos"][0].update(sloType="throughput"), r"benchmark.slos\[0\].sloType: 'throughput'"),
         (lambda d: d["slos"][0].update(name="lag_trend"), "must be non-empty and contain no '_'"),
         (lambda d: d["slos"].append(copy.deepcopy(d["slos"][0])), "is used twice"),
         (lambda d: d["slos"][0]["properties"].update(threshold=5), "threshold"),

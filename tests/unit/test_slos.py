@@ -205,8 +205,9 @@ def test_builtin_slos_are_registered() -> None:
     found: list[SloType] = []
     bench_register_slos(register=Registrar(found.append))
     by_name = {s.name: s for s in found}
-    assert set(by_name) == {"generic", "dropped-records"}
+    assert set(by_name) == {"generic", "dropped-records", "latency"}
     assert by_name["generic"].sli is None and by_name["dropped-records"].sli == "dropped-records"
+    assert by_name["latency"].sli_name({"percentile": 95}) == "latency-p95"
 
 
 @pytest.mark.parametrize(

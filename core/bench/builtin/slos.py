@@ -1,7 +1,7 @@
-"""Built-in SLO types: ``generic`` (any SLI against a threshold) and ``dropped-records``.
+"""Built-in SLO types: ``generic`` (any SLI against a threshold), ``dropped-records`` and ``latency``.
 
 The lag-trend SLO lives in its own distribution (plugins/slo_lag_trend) to prove that
-SLOs are ordinary plugins; these two are built in because every use case can use them.
+SLOs are ordinary plugins; these are built in because every use case can use them.
 A check never passes on missing data: too few samples give a failing verdict whose
 details say why.
 """
@@ -139,6 +139,82 @@ def check_dropped(series: list[Series], ctx: SloContext) -> SloVerdict:
     return SloVerdict(worst <= max_ratio, details)
 
 
+# ----------------------------------------------------------------- latency
+
+#: ``percentile`` values and the SLI each reads (bench.runtime.latency.PERCENTILES)
+LATENCY_PERCENTILES = {"50": "latency-p50", "95": "latency-p95", "99": "latency-p99", "max": "latency-max"}
+DEFAULT_LATENCY_PERCENTILE = "99"
+
+
+def _percentile_key(properties: Mapping[str, Any]) -> str:
+    raw = properties.get("percentile", DEFAULT_LATENCY_PERCENTILE)
+    key = str(raw).strip().lower().removeprefix("p")
+    if isinstance(raw, float) and raw.is_integer():
+        key = str(int(raw))
+    if isinstance(raw, bool) or key not in LATENCY_PERCENTILES:
+        raise ValueError(f"percentile: {raw!r} is not one of {', '.join(LATENCY_PERCENTILES)} (e.g. 99 or p99)")
+    return key
+
+
+def latency_sli(properties: Mapping[str, Any]) -> str:
+    """``percentile: 99`` -> ``latency-p99``; an invalid one still names a series (validate refuses it)."""
+    try:
+        return LATENCY_PERCENTILES[_percentile_key(properties)]
+    except ValueError:
+        return LATENCY_PERCENTILES[DEFAULT_LATENCY_PERCENTILE]
+
+
+def validate_latency(properties: Mapping[str, Any]) -> None:
+    _percentile_key(properties)
+    if properties.get("threshold") is None:
+        raise ValueError("threshold: required, the latency bound in milliseconds (e.g. 2000)")
+    slo_math.number(properties, "threshold", minimum=0.0)
+    slo_math.check_aggregation("repetitionAggregation", properties.get("repetitionAggregation", "median"),
+                               allow_trend=False)
+    slo_math.check_aggregation("aggregation", properties.get("aggregation", "median"), allow_trend=False)
+
+
+def check_latency(series: list[Series], ctx: SloContext) -> SloVerdict:
+    """The chosen percentile of the output's event-time latency stays below ``threshold`` ms.
+
+    The SLI has one value per sample interval (that interval's pNN over its output
+    records; NaN where nothing was written). Per repetition the values after the
+    warm-up are aggregated with ``repetitionAggregation`` (default median: one slow
+    interval on a shared machine should not fail a SUT that keeps up, while a SUT that
+    falls behind has latencies that grow in every interval), then across repetitions
+    with ``aggregation`` (default median, as the lag trend). A repetition without any
+    output after the warm-up fails: results that never came are not on time.
+    """
+    props = ctx.properties
+    try:
+        validate_latency(props)
+        threshold = float(props["threshold"])
+        per_rep = str(props.get("repetitionAggregation", "median"))
+        across = str(props.get("aggregation", "median"))
+        if not series:
+            raise slo_math.InsufficientData("no series (no repetition produced this SLI)")
+        samples = [slo_math.after_warmup(s, ctx.warmup) for s in series]
+        for i, (t, _) in enumerate(samples):
+            if t.size == 0:
+                raise slo_math.InsufficientData(f"repetition {i}: no output after a {ctx.warmup:g} s warm-up")
+    except ValueError as exc:
+        return _failed(str(exc), sli=latency_sli(props), threshold=props.get("threshold"))
+    values = [slo_math.aggregate(v, per_rep) for _, v in samples]
+    result = slo_math.aggregate(np.asarray(values), across)
+    details: dict[str, Any] = {
+        "sli": latency_sli(props),
+        "repetitionAggregation": per_rep,
+        "aggregation": across,
+        "operator": "lt",
+        "values": values,
+        "aggregate": result,
+        "threshold": threshold,
+        "unit": "ms",
+        "samples": [int(t.size) for t, _ in samples],
+    }
+    return SloVerdict(result < threshold, details)
+
+
 SLO_TYPES = (
     SloType(
         "generic",
@@ -158,6 +234,17 @@ SLO_TYPES = (
         check_dropped,
         sli="dropped-records",
         validate=validate_dropped,
+    ),
+    SloType(
+        "latency",
+        "event-time latency of the output (broker append time minus the result's latest event time): "
+        "its pNN per sample interval (percentile 50|95|99|max, default 99) aggregated per repetition "
+        "(repetitionAggregation, default median) and across them (aggregation, default median) stays "
+        "below threshold milliseconds",
+        check_latency,
+        sli=None,
+        validate=validate_latency,
+        sli_for=latency_sli,
     ),
 )
 

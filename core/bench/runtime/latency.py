@@ -1,0 +1,175 @@
+"""Event-time latency of a SUT's output, read from its output topic(s).
+
+Latency of one output record = the broker's append time of that record minus the
+record's event time. Output topics are created with ``message.timestamp.type =
+LogAppendTime`` (:data:`bench.runtime.kafka_admin.OUTPUT_TOPIC_CONFIG`), so the first
+term is taken on the broker's clock when the record became readable, not on the SUT's
+clock when it was handed to a producer (seed 003's "one clock" rule). The event time is
+the output value's ``latestEventTime`` field (epoch ms): for a windowed result, the
+latest event time of the records in the window, the time from which on a result could
+have been computed at all; records without it use ``timestamp`` (a record passed
+through, like the calibrated SUT's output). Values are found with a regular expression
+instead of ``json.loads``: the sampler must keep up with one record per input record
+(the calibrated SUT) on the same cores the SUT uses.
+
+The sampler is a group-less consumer assigned to every partition from the beginning,
+so no output is missed however late the first sample comes. A sample reads what was
+appended since the previous one (up to a time budget; the rest is read next time,
+its latency unchanged because the latency does not depend on when it is read) and
+yields p50, p95, p99 and max in milliseconds, and the output rate. An interval without
+output yields no latency values: a windowed use case writes only when a window closes,
+and an empty interval says nothing about how late results are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import re
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+
+log = logging.getLogger(__name__)
+
+#: output value fields holding the event time (epoch ms), in order of preference
+EVENT_TIME_FIELDS = ("latestEventTime", "timestamp")
+#: percentiles reported per sample interval, and the SLI names they are stored under
+PERCENTILES: dict[str, float] = {"latency-p50": 50.0, "latency-p95": 95.0, "latency-p99": 99.0, "latency-max": 100.0}
+#: how long one sample may spend reading output (s); the rest waits for the next sample
+READ_BUDGET_S = 1.5
+#: aiokafka's timestamp_type of a LogAppendTime record
+LOG_APPEND_TIME = 1
+
+_PATTERNS = tuple(re.compile(rb'"%s"\s*:\s*(-?\d+(?:\.\d+)?)' % name.encode()) for name in EVENT_TIME_FIELDS)
+
+
+def event_time_ms(value: bytes | None) -> float | None:
+    """The event time (epoch ms) an output value carries, or None."""
+    if not value:
+        return None
+    for pattern in _PATTERNS:
+        match = pattern.search(value)
+        if match:
+            return float(match.group(1))
+    return None
+
+
+def latency_stats(latencies_ms: Sequence[float] | np.ndarray, seconds: float | None = None) -> dict[str, float]:
+    """p50/p95/p99/max (ms) of one interval's latencies (NaN if none), and ``output-rate`` if ``seconds`` is given.
+
+    Linear interpolation between order statistics (numpy's default), so p99 of fewer
+    than 100 records is a value between the two largest, not simply the largest.
+    """
+    values = np.asarray(latencies_ms, dtype=float)
+    out: dict[str, float] = {}
+    for name, q in PERCENTILES.items():
+        # NaN for an interval without output: the series keeps its first sample at the
+        # experiment's start, so the SLO's warm-up counts from there (slo_math.after_warmup)
+        out[name] = float(np.percentile(values, q)) if values.size else math.nan
+    if seconds is not None and seconds > 0:
+        out["output-rate"] = float(values.size) / seconds
+    return out
+
+
+class LatencySampler:
+    """Reads the output topics and turns each interval's records into latency percentiles."""
+
+    def __init__(self, bootstrap_servers: str, topics: Sequence[str], read_budget_s: float = READ_BUDGET_S) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.topics = list(topics)
+        self.read_budget_s = read_budget_s
+        self._consumer: AIOKafkaConsumer | None = None
+        self._assigned: set[TopicPartition] = set()
+        self._last: float | None = None
+        self._warned_clock = False
+        #: records read in total, and those without an event time (for tests and diagnostics)
+        self.records = 0
+        self.without_event_time = 0
+
+    async def start(self) -> None:
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap_servers,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=100,
+        )
+        await self._consumer.start()
+        self._last = time.time()
+        await self._assign()
+
+    async def _assign(self) -> None:
+        """Assign every partition of every topic once all of them have metadata.
+
+        Once only: re-assigning would reset positions and read records twice; until then
+        nothing is read, and nothing is lost either, as reading starts at the beginning.
+        """
+        consumer = self._consumer
+        assert consumer is not None
+        wanted: list[TopicPartition] = []
+        for topic in self.topics:
+            parts = consumer.partitions_for_topic(topic)
+            if not parts:
+                with contextlib.suppress(KafkaError):
+                    await consumer._client.force_metadata_update()  # noqa: SLF001
+                parts = consumer.partitions_for_topic(topic)
+            if not parts:
+                return
+            wanted.extend(TopicPartition(topic, p) for p in sorted(parts))
+        consumer.assign(wanted)
+        await consumer.seek_to_beginning(*wanted)
+        self._assigned = set(wanted)
+
+    async def read(self) -> list[float]:
+        """Latencies (ms) of the output appended since the last read, within the time budget."""
+        consumer = self._consumer
+        assert consumer is not None
+        if not self._assigned:
+            await self._assign()
+        if not self._assigned:
+            return []
+        latencies: list[float] = []
+        deadline = time.monotonic() + self.read_budget_s
+        while time.monotonic() < deadline:
+            batches = await consumer.getmany(timeout_ms=100, max_records=10_000)
+            if not batches:
+                break
+            for records in batches.values():
+                for record in records:
+                    self.records += 1
+                    event = event_time_ms(record.value)
+                    if event is None:
+                        self.without_event_time += 1
+                        continue
+                    if record.timestamp_type != LOG_APPEND_TIME and not self._warned_clock:
+                        self._warned_clock = True
+                        log.warning("output topic %s has CreateTime timestamps: latency is on the SUT's clock, "
+                                    "not the broker's", record.topic)
+                    latencies.append(float(record.timestamp) - event)
+        return latencies
+
+    async def sample(self) -> dict[str, float]:
+        """Percentiles of this interval's output latency (none if nothing was written) and ``output-rate``."""
+        now = time.time()
+        latencies = await self.read()
+        seconds = now - self._last if self._last is not None else None
+        self._last = now
+        return latency_stats(latencies, seconds)
+
+    async def close(self) -> None:
+        if self._consumer is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._consumer.stop(), 10)
+        self._consumer = None
+
+    async def __aenter__(self) -> LatencySampler:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,98 @@
+"""The latency SLI's pieces without a broker: event times, percentiles, the ``latency`` SLO."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from bench.api import Series, SloContext
+from bench.builtin.slos import check_latency, latency_sli, validate_latency
+from bench.plugins import load_plugins
+from bench.runtime.latency import event_time_ms, latency_stats
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (b'{"identifier":"s_1","timestamp":1700000000123,"valueInW":5.0}', 1700000000123.0),
+        # a window result: its latest event time wins over any other time field
+        (b'{"identifier":"s_1","windowEnd":1700000060000,"latestEventTime":1700000059999,"timestamp":1}',
+         1700000059999.0),
+        (b'{"identifier": "s_1", "latestEventTime": 42}', 42.0),
+        (b'{"identifier":"s_1"}', None),
+        (b"", None),
+        (None, None),
+    ],
+)
+def test_event_time_of_an_output_value(value: bytes | None, expected: float | None) -> None:
+    assert event_time_ms(value) == expected
+
+
+def test_stats_of_one_interval() -> None:
+    stats = latency_stats(list(range(1, 101)), seconds=2.0)
+    assert stats["latency-p50"] == pytest.approx(50.5)
+    assert stats["latency-p99"] == pytest.approx(99.01)
+    assert stats["latency-max"] == 100.0
+    assert stats["output-rate"] == 50.0
+
+
+def test_an_interval_without_output_is_nan_not_zero() -> None:
+    stats = latency_stats([], seconds=5.0)
+    assert all(math.isnan(stats[k]) for k in ("latency-p50", "latency-p95", "latency-p99", "latency-max"))
+    assert stats["output-rate"] == 0.0
+
+
+@pytest.mark.parametrize(("percentile", "sli"), [(99, "latency-p99"), ("p95", "latency-p95"), ("50", "latency-p50"),
+                                                  ("max", "latency-max"), (99.0, "latency-p99")])
+def test_the_percentile_names_the_series(percentile: object, sli: str) -> None:
+    props = {"percentile": percentile, "threshold": 2000}
+    validate_latency(props)
+    assert latency_sli(props) == sli
+    assert load_plugins().slos["latency"].sli_name(props) == sli
+
+
+@pytest.mark.parametrize(
+    ("props", "error"),
+    [({"percentile": 98, "threshold": 1}, "percentile"), ({"percentile": True, "threshold": 1}, "percentile"),
+     ({}, "threshold"), ({"threshold": "soon"}, "threshold"), ({"threshold": -1}, "threshold"),
+     ({"threshold": 1, "repetitionAggregation": "trend"}, "repetitionAggregation")],
+)
+def test_bad_properties_are_refused_naming_the_property(props: dict[str, object], error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        validate_latency(props)
+
+
+def _series(values: list[float], step: float = 5.0) -> Series:
+    return Series([1000.0 + i * step for i in range(len(values))], values)
+
+
+def _ctx(threshold: float, warmup: float = 10.0, **props: object) -> SloContext:
+    return SloContext(load=100, resources=1, warmup=warmup, properties={"threshold": threshold, **props})
+
+
+def test_a_steady_latency_below_the_bound_passes() -> None:
+    verdict = check_latency([_series([5000, 4000, 300, 320, 310, 290]), _series([math.nan, 280, 300, 330, 300])],
+                            _ctx(1000))
+    assert verdict.passed, verdict.details
+    assert verdict.details["unit"] == "ms"
+    assert verdict.details["aggregate"] == pytest.approx(302.5)  # median of 305 and 300
+
+
+def test_a_growing_latency_fails() -> None:
+    verdict = check_latency([_series([300, 900, 1500, 2100, 2700, 3300])], _ctx(1000))
+    assert not verdict.passed
+    assert verdict.details["aggregate"] == pytest.approx(2400.0)
+
+
+def test_the_warmup_counts_from_the_first_sample_even_if_it_had_no_output() -> None:
+    # a windowed use case: no output in the first intervals; the warm-up still ends 10 s after the start
+    series = _series([math.nan, math.nan, 700, 800, math.nan, 900])
+    verdict = check_latency([series], _ctx(1000, warmup=10.0, repetitionAggregation="max"))
+    assert verdict.passed
+    assert verdict.details["samples"] == [3]
+
+
+def test_no_output_after_the_warmup_fails_and_says_why() -> None:
+    verdict = check_latency([_series([100, math.nan, math.nan, math.nan])], _ctx(1000))
+    assert not verdict.passed
+    assert "no output" in verdict.details["error"]
