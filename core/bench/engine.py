@@ -44,6 +44,7 @@ from bench.api import (
 )
 from bench.environment import EnvironmentRecord
 from bench.errors import OptionError
+from bench.info import summarise, write_info
 from bench.model import Benchmark, ConfigError, Execution, SloDef, effective_slos
 from bench.patching import apply_all, find_kind, select_indices
 from bench.plugins import Registry
@@ -211,7 +212,7 @@ class Engine:
         strategy_name, lower_bound = ex.execution.strategy.resolved()
         strategy = self.registry.search_strategies[strategy_name]
         problem = SearchProblem(
-            loads=ex.load.loadValues,
+            loads=load_intensity_order(self.cfg.benchmark, ex),
             resources=ex.resources.resourceValues,
             run=self.run_experiment,
             metric=ex.execution.metric,
@@ -284,6 +285,7 @@ class Engine:
         else:
             record.passed, record.outcome, record.valid = False, "error", False
         record.finished = time.time()
+        record.info = summarise(collected, float(ex.warmup))
         self.store.add_experiment(record)
         if self.environment is not None:
             self.environment.experiment_finished(load, resources)
@@ -340,6 +342,7 @@ class Engine:
                 shortfall = _shortfall(reports)
                 if shortfall is None:
                     done = Repetition(series, generators, early)
+                    write_info(self.store, load, resources, rep, series)
                     self.store.write_repetition(load, resources, rep, done, slis)
                     return done
                 cause = shortfall
@@ -439,7 +442,7 @@ class Engine:
         return settled_verdict(check, collected, [self._sli(slo) for slo in self.slos], remaining)
 
     def _sli(self, slo: SloDef) -> str:
-        return self.registry.slos[slo.sloType].sli or str(slo.properties.get("sli", ""))
+        return self.registry.slos[slo.sloType].sli_name(slo.properties)
 
     def _verdicts(
         self, collected: dict[str, list[Series]], load: float, resources: float, rate: float

@@ -72,6 +72,8 @@ class ExperimentRecord:
     cause: str | None = None
     #: every failed attempt of a repetition: {"repetition", "attempt", "cause"}
     faults: list[dict[str, Any]] = field(default_factory=list)
+    #: summary of the informational SLIs (bench.info.summarise): {sli: {mean, median, ...}}
+    info: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.outcome:  # records of runs from before outcomes existed

@@ -58,11 +58,13 @@ from bench.runtime.broker import (
     fallback_note,
     start_broker,
 )
+from bench.runtime.info_sampler import InfoSampler
 from bench.runtime.jars import connector_description, default_connector
+from bench.runtime.kafka_admin import create_experiment_topics
 
 if TYPE_CHECKING:
     from bench.runtime.broker import Broker
-from bench.runtime.lag import LagSampler, create_topics, delete_topics
+from bench.runtime.lag import LagSampler, delete_topics
 from bench.runtime.spark_cluster import SparkCluster
 
 if TYPE_CHECKING:
@@ -142,6 +144,7 @@ class _Run:
     cluster: SparkCluster | None = None
     sampler: LagSampler | None = None
     spark: bool = False
+    info: InfoSampler | None = None  # latency, processed rate, CPU and memory (informational)
 
 
 class EmbeddedPlatform:
@@ -270,7 +273,7 @@ class EmbeddedPlatform:
         await self._ensure_broker()  # the first step of every repetition, a retried one too
         names = [t.name for t in spec.topics]
         await delete_topics(self.servers, names)
-        await create_topics(self.servers, [(t.name, t.partitions) for t in spec.topics])
+        await create_experiment_topics(self.servers, spec.topics)
 
     async def delete_topics(self, spec: ExperimentSpec) -> None:
         await self._teardown(spec.experiment_id)
@@ -507,6 +510,10 @@ class EmbeddedPlatform:
             raise PlatformError(f"lag sampling failed: {type(exc).__name__}: {exc}") from exc
         now = time.time()
         values: dict[str, float] = {"lag": lag}
+        if run.info is None:
+            outputs = [t.name for t in spec.topics if t.logical in OUTPUT_TOPICS]
+            run.info = InfoSampler(self.servers, outputs, lambda: [c.proc.pid for c in run.sut])
+        values.update(await run.info.sample(sum(run.sampler.last_committed.values())))
         exp = spec.experiment_id
         metrics.CONSUMER_LAG.labels(exp, spec.group_id).set(lag)
         gen = [c.last.get("progress") for c in run.generators]
@@ -528,6 +535,7 @@ class EmbeddedPlatform:
                 values["malformed-records"] = float(progress.get("malformed") or 0)
                 values["input-rate"] = float(progress.get("inputRowsPerSecond") or 0.0)
                 values["batch-duration"] = float(progress.get("batchDurationMs") or 0.0) / 1000.0
+                values["spark-processed-rate"] = float(progress.get("processedRowsPerSecond") or 0.0)
                 metrics.SPARK_DROPPED.labels(exp).set(values["dropped-records"])
                 metrics.MALFORMED.labels(exp).set(values["malformed-records"])
                 metrics.SPARK_INPUT_RATE.labels(exp).set(values["input-rate"])
@@ -548,6 +556,8 @@ class EmbeddedPlatform:
                 await run.cluster.stop()
             if run.sampler is not None:
                 await run.sampler.close()
+            if run.info is not None:
+                await run.info.close()
         finally:
             shutil.rmtree(run.dir, ignore_errors=True)
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
@@ -20,6 +21,22 @@ from bench.runtime.kafka_security import current as kafka_security
 
 #: the replication factor asked for when a cluster has this many brokers or more
 MAX_REPLICATION = 3
+#: logical topics a SUT writes its results to (everything else is input it consumes)
+RESULT_TOPICS = frozenset({"output"})
+#: result topics take the broker's clock as record timestamp, so that latency = append
+#: time - event time is measured on one clock (bench.runtime.latency)
+OUTPUT_TOPIC_CONFIG: Mapping[str, str] = {"message.timestamp.type": "LogAppendTime"}
+
+
+async def create_experiment_topics(bootstrap_servers: str, topics: Iterable[Any]) -> None:
+    """An experiment's topics (``bench.api.TopicSpec``): result topics with :data:`OUTPUT_TOPIC_CONFIG`."""
+    topics = list(topics)
+    inputs = [(t.name, t.partitions) for t in topics if t.logical not in RESULT_TOPICS]
+    outputs = [(t.name, t.partitions) for t in topics if t.logical in RESULT_TOPICS]
+    if inputs:
+        await create_topics(bootstrap_servers, inputs)
+    if outputs:
+        await create_topics(bootstrap_servers, outputs, config=OUTPUT_TOPIC_CONFIG)
 
 
 def _replication(admin: AIOKafkaAdminClient) -> int:
