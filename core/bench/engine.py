@@ -45,7 +45,7 @@ from bench.api import (
 from bench.environment import EnvironmentRecord
 from bench.errors import OptionError
 from bench.info import summarise, write_info
-from bench.model import Benchmark, ConfigError, Execution, SloDef, effective_slos
+from bench.model import Benchmark, ConfigError, Execution, SloDef, effective_slos, load_intensity_order
 from bench.patching import apply_all, find_kind, select_indices
 from bench.plugins import Registry
 from bench.results import ExperimentRecord, Repetition, ResultStore, fmt_value

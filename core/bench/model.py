@@ -78,6 +78,10 @@ class PatcherRef(_Model):
 class TypeDef(_Model):
     typeName: str
     patchers: list[PatcherRef] = Field(default_factory=list)
+    #: which way load (or resources) grows: ``increasing`` when a larger value means more
+    #: (sensors, window size), ``decreasing`` when a smaller one does (a message period, a
+    #: window's advance). Searches, the lower-bound restriction and capacity follow it.
+    direction: Literal["increasing", "decreasing"] = "increasing"
 
 
 class SloDef(_Model):
@@ -542,3 +546,16 @@ def _same_kind(old: Any, new: Any) -> bool:
     if _kind(old) == "a string":
         return _kind(new) in ("a string", "a number")
     return _kind(old) == _kind(new)
+
+
+def load_intensity_order(bench: Benchmark, execution: Execution) -> list[float]:
+    """The execution's load values from least to most load, as the search walks them.
+
+    Values are stored ascending; for a load type whose ``direction`` is ``decreasing``
+    (e.g. MessagePeriod: a shorter period is more records/s) the search must see them
+    the other way round, or the lower-bound restriction would carry a demand from a
+    heavier load to a lighter one.
+    """
+    values = list(execution.load.loadValues)
+    load_type = next((t for t in bench.loadTypes if t.typeName == execution.load.loadType), None)
+    return values[::-1] if load_type is not None and load_type.direction == "decreasing" else values

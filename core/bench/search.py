@@ -196,12 +196,21 @@ class _Strategy:
     async def __call__(self, problem: SearchProblem) -> dict[float, float | None]:
         if problem.metric not in METRICS:
             raise ValueError(f"metric: {problem.metric!r} is not one of {', '.join(METRICS)}")
-        _check_ascending("loads", problem.loads)
+        _check_monotonic("loads", problem.loads)
         _check_ascending("resources", problem.resources)
         run = _Memo(problem.run)
         if problem.metric == "demand":
             return await _search_demand(problem, self.least, run)
         return await _search_capacity(problem, self.greatest, run)
+
+
+def _check_monotonic(name: str, values: Sequence[float]) -> None:
+    """Loads come in order of intensity: ascending, or descending for a load type whose
+    smaller values mean more load (see ``model.load_intensity_order``)."""
+    seq = list(values)
+    pairs = list(zip(seq, seq[1:], strict=False))
+    if not (all(b > a for a, b in pairs) or all(b < a for a, b in pairs)):
+        raise ValueError(f"{name}: must be strictly ascending or descending (by intensity), got {seq}")
 
 
 def _check_ascending(name: str, values: Sequence[float]) -> None:

@@ -23,10 +23,11 @@ def windowed_slos() -> list[dict[str, Any]]:
     ]
 
 
-def param_load_type(type_name: str, key: str) -> dict[str, Any]:
-    """A load type whose value becomes the SUT parameter ``key``."""
+def param_load_type(type_name: str, key: str, direction: str = "increasing") -> dict[str, Any]:
+    """A load type whose value becomes the SUT parameter ``key`` (``direction``: see model.TypeDef)."""
     return {
         "typeName": type_name,
+        "direction": direction,
         "patchers": [{"type": "ParamPatcher", "resource": "sut", "properties": {"key": key}}],
     }
 
@@ -35,6 +36,7 @@ def message_period_load_type() -> dict[str, Any]:
     """The ``MessagePeriod`` load type: the generator's period per key, in ms."""
     return {
         "typeName": "MessagePeriod",
+        "direction": "decreasing",  # a shorter period is more records/s
         "patchers": [
             {"type": "GenericResourcePatcher", "resource": "generator", "properties": {"path": "spec/periodMs"}}
         ],

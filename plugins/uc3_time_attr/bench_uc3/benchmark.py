@@ -14,7 +14,7 @@ def load_types() -> list[dict[str, Any]]:
     """Besides NumSensors (from standard_benchmark)."""
     return [
         param_load_type("WindowSize", "windowSizeMs"),
-        param_load_type("Advance", "advanceMs"),
+        param_load_type("Advance", "advanceMs", "decreasing"),  # a shorter advance: more windows per record
         # k overlapping windows: advanceMs = windowSizeMs / k (see bench_uc3.params)
         param_load_type("NumOverlappingWindows", "numOverlappingWindows"),
         # 24, 7 or 168 values: hourOfDay, dayOfWeek, hourOfWeek
