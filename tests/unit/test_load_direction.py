@@ -57,3 +57,21 @@ async def test_demand_search_by_period_keeps_the_lower_bound_right(strategy: obj
     problem = SearchProblem(load_intensity_order(bench, ex), [1, 2, 3, 4], run, metric="demand", lower_bound=True)
     table = await strategy.search(problem)  # type: ignore[attr-defined]
     assert table == {p: math.ceil(KEYS * 1000 / p / 2500) for p in (250, 500, 1000)}
+
+
+@pytest.mark.parametrize("name", ["uc1", "uc2", "uc3", "uc4"])
+def test_every_use_case_offers_message_period(name: str) -> None:
+    from bench.engine import build_objects
+    from bench.plugins import load_plugins
+
+    registry = load_plugins()
+    use_case = registry.use_cases[name]
+    bench = parse_benchmark(use_case.default_benchmark())
+    (period,) = [t for t in bench.loadTypes if t.typeName == "MessagePeriod"]
+    assert period.direction == "decreasing"
+    doc = {"name": "e", "benchmark": bench.name, "load": {"loadType": "MessagePeriod", "loadValues": [250]},
+           "resources": {"resourceType": "Instances", "resourceValues": [1]}}
+    ex = parse_execution({**(bench.defaultExecution or {}), **doc})
+    objects = build_objects(registry, bench, ex, {}, 250, 1)
+    (generator,) = [o for o in objects if o.get("kind") == "BenchGenerator"]
+    assert generator["spec"]["periodMs"] == 250

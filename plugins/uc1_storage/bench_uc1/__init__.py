@@ -19,6 +19,7 @@ from typing import Any
 
 from bench.api import ParamSpec, Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
 from bench.hookspecs import hookimpl
+from bench.windowed import message_period_load_type
 
 from bench_uc1.sinks import make_sink
 
@@ -50,7 +51,7 @@ def topology(ctx: TopologyContext) -> StreamingPlan:
 
 
 def default_benchmark() -> dict[str, Any]:
-    return standard_benchmark("uc1", {"input": 4, "output": 4})
+    return standard_benchmark("uc1", {"input": 4, "output": 4}, load_types=[message_period_load_type()])
 
 
 UC1 = UseCase(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.windowed import message_period_load_type
+
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
 
@@ -37,6 +39,7 @@ def default_benchmark() -> dict[str, Any]:
         "loadTypes": [
             {"typeName": "NumNestedGroups", "patchers": [_param("nestedGroups"), sensors_patcher]},
             {"typeName": "ChildrenPerGroup", "patchers": [_param("childrenPerGroup"), sensors_patcher]},
+            message_period_load_type(),
         ],
         "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
         "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
