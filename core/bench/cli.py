@@ -29,6 +29,7 @@ Examples:
   bench run --plugin uc3 --loads 1000,4000 --resources 1,2 --duration 120 --warmup 30
   bench run --plugin uc1 --execution exec.yaml --results out/ --resume
   bench run --plugin uc1 --platform kubernetes --dry-run   print patched manifests
+  bench run --job examples/own_job.py --loads 1000,4000 --resources 1,2   your own script
 """
 
 
@@ -100,8 +101,17 @@ def cli() -> None:
 
 
 @cli.command(epilog=EPILOG)
-@click.option("--plugin", "plugin", required=True, metavar="NAME",
+@click.option("--plugin", "plugin", metavar="NAME",
               help="Use case to benchmark (see `bench plugins`), e.g. uc1, uc2, uc3, uc4, calibrated.")
+@click.option("--job", metavar="PATH.py", type=click.Path(dir_okay=False),
+              help="Benchmark your own PySpark Structured Streaming script instead of a use case; it reads "
+                   "BENCH_BOOTSTRAP_SERVERS, BENCH_INPUT_TOPIC, BENCH_OUTPUT_TOPIC (docs/own-job.md).")
+@click.option("--record-template", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With --job: input records from this JSON template with {key} and {timestamp} placeholders "
+                   "(default: UC1's ActivePowerRecord JSON).")
+@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark configuration for the SUT's session (repeatable), e.g. spark.sql.shuffle.partitions=8; "
+                   "recorded in exp<id>-environment.json.")
 @click.option("--benchmark", "benchmark_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Benchmark YAML (default: the use case's own).")
 @click.option("--execution", "execution_file", type=click.Path(dir_okay=False), metavar="FILE",

@@ -16,6 +16,7 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,33 @@ def check_bootstrap_servers(servers: str) -> None:
             raise ConfigError(f"--bootstrap-servers {servers}: {server.strip()!r} is not HOST:PORT")
 
 
+def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
+    """``--plugin NAME``, or the built-in ``job`` use case for ``--job PATH.py``."""
+    if opts.get("job"):
+        if opts.get("plugin"):
+            raise ConfigError("--job and --plugin exclude each other (--job runs your script as the use case 'job')")
+        return find_use_case(registry, "job")
+    if opts.get("record_template"):
+        raise ConfigError("--record-template needs --job PATH.py (the use cases' parsers read ActivePowerRecords)")
+    if not opts.get("plugin"):
+        raise ConfigError("bench run needs --plugin NAME (a use case: see `bench plugins`) or --job PATH.py "
+                          "(your own PySpark script)")
+    return find_use_case(registry, opts["plugin"])
+
+
+def parse_spark_conf(items: Iterable[str]) -> dict[str, str]:
+    """``--conf KEY=VALUE`` pairs, kept as strings as Spark reads them."""
+    conf: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--conf {item!r}: expected KEY=VALUE, e.g. spark.sql.shuffle.partitions=8")
+        if not key.strip().startswith("spark."):
+            raise ConfigError(f"--conf {item}: Spark reads only keys that start with 'spark.'")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
 def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     """The run that ``opts`` ask for, with every default applied and every value checked
     against the use case, its plugins and the deployment; nothing is started and the
@@ -200,7 +228,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     they apply the same defaults (LAPTOP_EXECUTION, the use case's defaultExecution)."""
     check_options(opts)
     security = KafkaSecurity.parse(opts.get("kafka_config") or (), opts.get("kafka_config_file"))
-    use_case = find_use_case(registry, opts["plugin"])
+    use_case = chosen_use_case(registry, opts)
     if use_case.generator not in registry.generators:
         raise ConfigError(f"use case {use_case.name}: its generator {use_case.generator!r} is not registered"
                           f"{registry.excluded_note()}")
@@ -219,6 +247,15 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"--brokers {opts.get('brokers')}: only the embedded Apache Kafka (--broker kafka) "
                           "runs as a cluster")
     params = parse_sets(opts.get("sets") or ())
+    if opts.get("job"):
+        from bench.builtin.job import job_params
+
+        if platform == "kubernetes":
+            raise ConfigError("--job runs on the embedded or external platform (the script is a local file)")
+        params.update(job_params(str(opts["job"]), opts.get("record_template")))
+    spark_conf = parse_spark_conf(opts.get("conf") or ())
+    if spark_conf and platform == "kubernetes":
+        raise ConfigError("--conf: the kubernetes platform does not pass Spark configuration on yet")
     declared, complete = declared_params(use_case, registry)
     validate_params(bench.params, declared, complete, "benchmark.params")
     validate_object_params(bench, declared, complete)
@@ -237,6 +274,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "trigger_seconds": opts.get("trigger_seconds"),
         "metrics_port": opts.get("metrics_port"),
         "connector": opts.get("connector"),
+        "spark_conf": spark_conf,
     }
     if platform == "external" and not platform_options["bootstrap_servers"]:
         raise ConfigError("--platform external needs --bootstrap-servers HOST:PORT (or kafkaConfig.bootstrapServer "
