@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from bench import metrics
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys, split_keys
 from bench.errors import UserError
+from bench.model import ConfigError
 from bench.patching import find_kind
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime import procs
@@ -87,6 +88,18 @@ _exporter_started = False
 
 class PlatformError(UserError, RuntimeError):
     pass
+
+
+class JobError(PlatformError, ConfigError):
+    """The user's own script (``bench run --job``) failed before it read any input: it
+    raised, started no query, or never read. The same in every experiment, so it ends
+    the run (a ConfigError to the engine) in one line instead of being retried."""
+
+
+def _job_failure(child: Child) -> JobError | None:
+    """The driver marks an error of the user's script with ``"job": true``."""
+    event = child.last.get("error") or {}
+    return JobError(f"--job: {event.get('message')}") if event.get("job") else None
 
 
 @dataclass
@@ -239,7 +252,8 @@ class EmbeddedPlatform:
             "platform": self.name,
             "broker": broker,
             "connector": connector_description(self.connector),
-            "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None},
+            "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None,
+                      "conf": dict(self.options.get("spark_conf") or {})},
         }
 
     @property
@@ -306,6 +320,8 @@ class EmbeddedPlatform:
     async def _wait_started(self, children: Sequence[Child], timeout: float, what: str) -> None:
         async def one(child: Child) -> None:
             await child.started.wait()
+            if (job := _job_failure(child)) is not None:
+                raise job
             if child.error or child.finished.is_set() and "started" not in child.last:
                 raise PlatformError(
                     f"{what} {child.name} failed to start: {child.error or 'exited'} "
@@ -381,6 +397,7 @@ class EmbeddedPlatform:
             "max_records_per_trigger": self.options.get("max_records_per_trigger"),
             "checkpoint_dir": os.path.join(run.dir, "checkpoint"),
             "connector": self.connector,
+            "conf": dict(self.options.get("spark_conf") or {}),
         }
         run.spark = True
         run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark_driver", payload))
@@ -482,6 +499,8 @@ class EmbeddedPlatform:
         run = self._run(spec)
         for child in run.sut:
             if child.finished.is_set():
+                if (job := _job_failure(child)) is not None:
+                    raise job
                 raise PlatformError(
                     f"SUT {child.name} exited during the experiment ({child.error or child.proc.returncode})"
                     f"\n--- stderr tail ---\n{child.stderr_tail()}"
