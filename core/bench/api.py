@@ -468,6 +468,20 @@ class Registrar:
 # --------------------------------------------------------------------------- benchmark helper
 
 
+def resource_types(sut: str = "sut") -> list[dict[str, Any]]:
+    """The three resource types every use case offers, all patching the SUT object ``sut``.
+
+    ``Instances`` scales out (more executors or workers); ``CoresPerInstance`` and
+    ``MemoryPerInstance`` (MiB) scale one instance up, for the vertical scaling the
+    2023 study measured too. What each means per platform: :mod:`bench.patchers.executor`.
+    """
+    return [
+        {"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": sut}]},
+        {"typeName": "CoresPerInstance", "patchers": [{"type": "ExecutorCoresPatcher", "resource": sut}]},
+        {"typeName": "MemoryPerInstance", "patchers": [{"type": "ExecutorMemoryPatcher", "resource": sut}]},
+    ]
+
+
 def standard_benchmark(
     name: str,
     topics: Mapping[str, int],
@@ -507,7 +521,7 @@ def standard_benchmark(
             {"typeName": "NumSensors", "patchers": [{"type": "GeneratorLoadPatcher", "resource": "generator"}]},
             *[dict(t) for t in load_types],
         ],
-        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
+        "resourceTypes": resource_types(),
         "slos": [dict(s) for s in slos]
         if slos is not None
         else [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],

@@ -8,13 +8,25 @@ from __future__ import annotations
 
 from bench.api import PatcherType, Registrar
 from bench.hookspecs import hookimpl
-from bench.patchers import configmap, env, generic, meta, replicas, resources
+from bench.patchers import configmap, env, executor, generic, meta, replicas, resources
 
 PATCHERS = (
     PatcherType(
         "ReplicaPatcher",
         "spec.replicas = value (SparkApplication: spec.executor.instances)",
         replicas.replica_patcher,
+    ),
+    PatcherType(
+        "ExecutorCoresPatcher",
+        "cores per SUT instance = value (BenchSut spec.coresPerInstance; SparkApplication "
+        "spec.executor.cores; a worker command's --cores)",
+        executor.cores_per_instance_patcher,
+    ),
+    PatcherType(
+        "ExecutorMemoryPatcher",
+        "memory per SUT instance = value MiB (x factor) (BenchSut spec.memoryPerInstanceMb; "
+        "SparkApplication spec.executor.memory; a worker command's --memory)",
+        executor.memory_per_instance_patcher,
     ),
     PatcherType(
         "NumSensorsLoadGeneratorReplicaPatcher",

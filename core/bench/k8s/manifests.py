@@ -7,7 +7,10 @@ replicas, periodMs, params). On Kubernetes these become:
 - SUT, ``sut_mode: spark-operator`` (default): a SparkApplication of the Spark operator
   (executor instances = replicas) running ``bench.runtime.spark_driver``;
   ``sut_mode: standalone``: a Spark master Deployment + Service, a worker Deployment
-  (replicas, one core each) and a driver Job, all from the pyspark wheel.
+  (replicas) and a driver Job, all from the pyspark wheel. Each executor (worker) has
+  ``coresPerInstance`` cores and ``memoryPerInstanceMb`` MiB when the BenchSut has them
+  (the CoresPerInstance and MemoryPerInstance resource types), else the options
+  executor_cores (1) and executor_memory (1g).
 - Generator: a StatefulSet (replicas = instances) running ``bench.k8s.generator_entry``.
   A StatefulSet rather than a Deployment because each instance must know its ordinal
   to take its own contiguous key range, as the reference's instances do.
@@ -157,6 +160,16 @@ def _resources(spec: Mapping[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(dict(spec.get("resources") or {}))
 
 
+def executor_shape(body: Mapping[str, Any], options: Mapping[str, Any] | None) -> tuple[int, str]:
+    """Cores and memory of one SUT instance (executor): the BenchSut's
+    ``coresPerInstance`` / ``memoryPerInstanceMb`` (the CoresPerInstance and
+    MemoryPerInstance resource types) over the platform options executor_cores and
+    executor_memory."""
+    cores = int(body.get("coresPerInstance") or option(options, "executor_cores"))
+    mb = body.get("memoryPerInstanceMb")
+    return max(1, cores), (f"{int(mb)}m" if mb else str(option(options, "executor_memory")))
+
+
 def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any] | None) -> list[Manifest]:
     body = sut.get("spec") or {}
     replicas = int(body.get("replicas", 1))
@@ -164,24 +177,36 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
     image = str(body.get("image") or option(options, "image"))
     standalone = option(options, "sut_mode") == "standalone"
     master = f"spark://{base}-master:7077" if standalone else None
+    cores, memory = executor_shape(body, options)
     payload = {
         "use_case": spec.use_case.name,
         "bootstrap_servers": str(option(options, "kafka_bootstrap")),
         "topics": spec.topic_map(),
         "group_id": spec.group_id,
         "params": {**dict(spec.params), **(body.get("params") or {})},
-        "instances": replicas,
+        "instances": replicas * cores,  # task slots, as on the embedded platform
+        "executors": replicas,
+        "cores_per_instance": cores,
+        "memory_per_instance_mb": int(body["memoryPerInstanceMb"]) if body.get("memoryPerInstanceMb") else None,
         "spark_master": master,
         "trigger_seconds": option(options, "trigger_seconds"),
         "max_records_per_trigger": None,
         "checkpoint_dir": "/tmp/bench-checkpoint",
         "connector": option(options, "connector"),
     }
+    if standalone:  # the driver asks the master for executors of the workers' size
+        payload["conf"] = {
+            "spark.executor.cores": str(cores),
+            "spark.executor.memory": memory,
+            "spark.cores.max": str(replicas * cores),
+        }
     config = _spec_config_map(f"{base}-spec", payload)
     parts = _SutParts(
         base=base,
         image=image,
         replicas=replicas,
+        cores=cores,
+        memory=memory,
         env=_env_list(body.get("env")),
         mount={"name": "spec", "mountPath": SPEC_DIR},
         volume={"name": "spec", "configMap": {"name": f"{base}-spec"}},
@@ -200,6 +225,8 @@ class _SutParts:
     base: str
     image: str
     replicas: int
+    cores: int
+    memory: str
     env: list[dict[str, str]]
     mount: dict[str, str]
     volume: dict[str, Any]
@@ -208,7 +235,7 @@ class _SutParts:
 
 
 def _spark_application(sut: _SutParts) -> Manifest:
-    cores = int(option(sut.options, "executor_cores"))
+    cores = sut.cores
     return {
         "apiVersion": "sparkoperator.k8s.io/v1beta2",
         "kind": "SparkApplication",
@@ -238,7 +265,7 @@ def _spark_application(sut: _SutParts) -> Manifest:
             "executor": {
                 "instances": sut.replicas,
                 "cores": cores,
-                "memory": str(option(sut.options, "executor_memory")),
+                "memory": sut.memory,
                 "labels": _labels(sut.base, "executor"),
                 "env": copy.deepcopy(sut.env),
                 "securityContext": container_security_context(sut.options),
@@ -269,8 +296,7 @@ def _deployment(
 
 
 def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
-    cores = str(option(sut.options, "executor_cores"))
-    memory = str(option(sut.options, "executor_memory"))
+    cores, memory = str(sut.cores), sut.memory
     master_container = _container(
         "master",
         sut.image,

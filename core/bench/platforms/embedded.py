@@ -27,6 +27,13 @@ one-worker cluster needed 6 min until its first micro-batch with input reported,
 while the local-mode driver reported "started" after ~2.3 min. ``standalone``
 starts a master and N ``--cores 1`` workers from the pyspark wheel per experiment,
 for when executor isolation matters more than start-up time.
+
+Resource types (:mod:`bench.patchers.executor`): ``Instances`` is N;
+``CoresPerInstance`` C gives standalone workers ``--cores C`` (and one C-core executor
+each), in local mode ``local[N x C]``; ``MemoryPerInstance`` M MiB is each executor's
+heap (``spark.executor.memory``, the workers offer exactly that) on a standalone
+master, and in local mode, where every task runs in the driver's JVM, the driver's
+heap N x M (:class:`bench.runtime.spark_cluster.InstanceShape`).
 """
 
 from __future__ import annotations
@@ -66,7 +73,7 @@ from bench.runtime.kafka_admin import create_experiment_topics
 if TYPE_CHECKING:
     from bench.runtime.broker import Broker
 from bench.runtime.lag import LagSampler, delete_topics
-from bench.runtime.spark_cluster import SparkCluster
+from bench.runtime.spark_cluster import InstanceShape, SparkCluster
 
 if TYPE_CHECKING:
     from bench.plugins import Registry
@@ -380,24 +387,19 @@ class EmbeddedPlatform:
         self, run: _Run, spec: ExperimentSpec, replicas: int, params: Mapping[str, Any], timeout: float
     ) -> None:
         master = self.options.get("spark_master")
+        sut = find_kind(spec.objects, "BenchSut") or {}
+        shape = InstanceShape.of(sut.get("spec") or {}, replicas)
         if not master and self.spark_mode == "standalone":
             with procs.tempdir_in(procs.owned_tempdir()):
-                run.cluster = SparkCluster(replicas)
+                run.cluster = SparkCluster(replicas, shape.worker_memory, shape.cores)
                 await run.cluster.start()
             master = run.cluster.master_url
         payload = {
-            "use_case": spec.use_case.name,
+            **spark_payload(self.options, spec, shape, master),
             "bootstrap_servers": self.servers,
-            "topics": spec.topic_map(),
-            "group_id": spec.group_id,
             "params": dict(params),
-            "instances": replicas,
-            "spark_master": master or None,
-            "trigger_seconds": self.options.get("trigger_seconds"),
-            "max_records_per_trigger": self.options.get("max_records_per_trigger"),
             "checkpoint_dir": os.path.join(run.dir, "checkpoint"),
             "connector": self.connector,
-            "conf": dict(self.options.get("spark_conf") or {}),
         }
         run.spark = True
         run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark_driver", payload))
@@ -579,6 +581,32 @@ class EmbeddedPlatform:
                 await run.info.close()
         finally:
             shutil.rmtree(run.dir, ignore_errors=True)
+
+
+def spark_payload(
+    options: Mapping[str, Any], spec: ExperimentSpec, shape: InstanceShape, master: str | None
+) -> dict[str, Any]:
+    """The Spark driver's spec for one experiment's resources (without broker and paths).
+
+    ``instances`` is the task slots (instances x cores per instance, see
+    :class:`InstanceShape`); ``executors``, ``cores_per_instance`` and
+    ``memory_per_instance_mb`` record the shape itself. The shape's Spark settings
+    override the same keys of ``--conf``: the resource value is what the experiment
+    measures, so a stray ``spark.executor.cores`` must not silently replace it.
+    """
+    return {
+        "use_case": spec.use_case.name,
+        "topics": spec.topic_map(),
+        "group_id": spec.group_id,
+        "instances": shape.slots,
+        "executors": shape.instances,
+        "cores_per_instance": shape.cores,
+        "memory_per_instance_mb": shape.memory_mb,
+        "spark_master": master or None,
+        "trigger_seconds": options.get("trigger_seconds"),
+        "max_records_per_trigger": options.get("max_records_per_trigger"),
+        "conf": {**dict(options.get("spark_conf") or {}), **shape.conf(master)},
+    }
 
 
 def _report_of(child: Child) -> GeneratorReport:

@@ -1,9 +1,10 @@
-"""A Spark standalone cluster from the pyspark wheel: one master, N one-core workers.
+"""A Spark standalone cluster from the pyspark wheel: one master, N workers.
 
 The wheel has no sbin scripts, but ``spark-class`` runs the Master and Worker classes
-directly (ENVIRONMENT.md). One worker with one core is the local stand-in for one
-"instance" of the SUT. Every JVM is a child in its own process group (procs), so it
-dies with the benchmark.
+directly (ENVIRONMENT.md). One worker is the local stand-in for one "instance" of the
+SUT: one core by default, ``coresPerInstance`` cores and ``memoryPerInstanceMb`` MiB
+for the vertical resource types (:class:`InstanceShape`). Every JVM is a child in its
+own process group (procs), so it dies with the benchmark.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.runtime import procs
 from bench.runtime.broker import free_port
@@ -28,6 +32,55 @@ START_TIMEOUT_S = 90.0
 
 class SparkClusterError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class InstanceShape:
+    """How many SUT instances, and how big each one is (the three resource types).
+
+    ``slots`` (instances x cores) is what the Spark driver's spec calls ``instances``:
+    it sizes ``local[N]``, the shuffle partitions and the Kafka read tasks, so that an
+    instance with two cores gets two tasks' worth of parallelism, as a two-core
+    executor would.
+
+    On a standalone master (``spark://``) each instance is one executor with
+    ``cores`` cores and ``memory_mb`` MiB of heap, and ``spark.cores.max`` keeps the
+    application to exactly ``instances`` executors even on a larger cluster. In
+    local mode there are no executors: the tasks run in the driver's JVM, so memory
+    per instance becomes driver memory, ``memory_mb`` x instances (one JVM holds what
+    the instances would hold together).
+    """
+
+    instances: int
+    cores: int = 1
+    memory_mb: int | None = None
+
+    @classmethod
+    def of(cls, sut_spec: Mapping[str, Any], instances: int) -> InstanceShape:
+        """From a BenchSut spec (``coresPerInstance``, ``memoryPerInstanceMb``, as the
+        ExecutorCoresPatcher / ExecutorMemoryPatcher write them)."""
+        cores = int(sut_spec.get("coresPerInstance") or 1)
+        memory = sut_spec.get("memoryPerInstanceMb")
+        return cls(max(1, instances), max(1, cores), int(memory) if memory else None)
+
+    @property
+    def slots(self) -> int:
+        return self.instances * self.cores
+
+    @property
+    def worker_memory(self) -> str:
+        """What a standalone worker offers: exactly one executor's heap (Spark's default
+        1g executor when no memory is given)."""
+        return f"{self.memory_mb}m" if self.memory_mb else "1g"
+
+    def conf(self, master: str | None) -> dict[str, str]:
+        """Spark settings for this shape on ``master`` (None or ``local[...]``: local mode)."""
+        if not master or master.startswith("local"):
+            return {"spark.driver.memory": f"{self.memory_mb * self.instances}m"} if self.memory_mb else {}
+        settings = {"spark.executor.cores": str(self.cores), "spark.cores.max": str(self.slots)}
+        if self.memory_mb:
+            settings["spark.executor.memory"] = f"{self.memory_mb}m"
+        return settings
 
 
 def spark_home() -> str:

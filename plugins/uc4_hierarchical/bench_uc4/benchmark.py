@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.api import resource_types
 from bench.windowed import message_period_load_type
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
@@ -41,7 +42,7 @@ def default_benchmark() -> dict[str, Any]:
             {"typeName": "ChildrenPerGroup", "patchers": [_param("childrenPerGroup"), sensors_patcher]},
             message_period_load_type(),
         ],
-        "resourceTypes": [{"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": "sut"}]}],
+        "resourceTypes": resource_types(),
         "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
         # The load is a number of nesting levels, not records/s (the core's laptop defaults of
         # 2000 and 8000 would mean 4^2000 sensors). The query's first micro-batch starts
