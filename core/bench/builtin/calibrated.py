@@ -3,7 +3,8 @@
 Its SUT is a consumer group of N plain Kafka consumers (``bench.runtime.calibrated_sut``),
 each processing at most ``capacity`` records/s, so the demand for a load L must come
 out as ceil(L / capacity). It checks a setup (broker, generator, lag sampling, SLO,
-search) end to end without Spark.
+search) end to end without Spark. It also writes every processed record to ``output``,
+``delayMs`` later (default 0), so that the latency SLI has a known delay to find.
 
 For the capacities to add up exactly, every instance must get its share of the load:
 the generator spreads keys round-robin over the partitions instead of hashing them
@@ -22,6 +23,8 @@ from bench.api import ParamSpec, Registrar, UseCase, standard_benchmark
 from bench.hookspecs import hookimpl
 
 PARTITIONS = 12
+#: the output carries every processed record (for the latency SLI); 4 partitions are plenty
+OUTPUT_PARTITIONS = 4
 
 #: The lag-trend SLO (median over repetitions of the lag's OLS slope < 1 % of the load
 #: rate) written with the built-in ``generic`` type: a use case of the core must not
@@ -42,7 +45,7 @@ LAG_TREND_SLO: dict[str, Any] = {
 def default_benchmark() -> dict[str, Any]:
     return standard_benchmark(
         "calibrated",
-        {"input": PARTITIONS},
+        {"input": PARTITIONS, "output": OUTPUT_PARTITIONS},
         sut_params={"capacity": 1000},
         generator={"params": {"partitioner": "round-robin"}},
         slos=[LAG_TREND_SLO],
@@ -57,12 +60,14 @@ CALIBRATED = UseCase(
     generator="active-power",
     sut_process="bench.runtime.calibrated_sut",
     dimensions=("NumSensors",),
-    default_params={"capacity": 1000},
+    default_params={"capacity": 1000, "delayMs": 0},
     params=(
         ParamSpec("capacity", float, min=1, doc="records/s one instance processes at most"),
         ParamSpec("capacityMode", str, choices=("share", "instance"),
                   doc="share: the group has N x capacity however partitions split; instance: each has capacity"),
         ParamSpec("sessionTimeoutMs", int, min=1000, doc="consumer session timeout"),
+        ParamSpec("delayMs", float, min=0, doc="a processed record appears on `output` this many ms later "
+                  "(a known processing delay for the latency SLI)"),
     ),
 )
 

@@ -14,8 +14,14 @@ Consumer settings come from what was measured on the embedded brokers: manual
 commits (auto-commit consumers joining one at a time can hang in a rebalance on
 noida-db) and a short session timeout (tansu's joins take half of it).
 
-SPEC.json: ``{"bootstrap_servers", "topics": {"input": real name}, "group_id",
-"params", "instance", "instances"}``. Stdout: JSON lines (:mod:`bench.runtime.child_protocol`)
+``params["delayMs"]`` (default 0): with an ``output`` topic, every processed record is
+written there unchanged this many milliseconds after it was processed: a processing
+delay known by construction, which the latency SLI (:mod:`bench.runtime.latency`) must
+find again. The delay is a wait, not work: records wait concurrently, so it adds
+latency without taking capacity, as an I/O-bound step of a real job would.
+
+SPEC.json: ``{"bootstrap_servers", "topics": {"input": real name[, "output": real name]},
+"group_id", "params", "instance", "instances"}``. Stdout: JSON lines (:mod:`bench.runtime.child_protocol`)
 ``started`` (first assignment), ``assigned`` (a later rebalance), ``progress``
 (processed, rate, partitions, capacity), ``stopped``; ``error`` on failure.
 """
@@ -29,7 +35,8 @@ import sys
 import time
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.structs import ConsumerRecord
 
 from bench.runtime import child_protocol
 from bench.runtime.child_protocol import emit
@@ -74,7 +81,8 @@ class Worker:
     into the capacity, and the committed offsets (hence the lag) move smoothly.
     """
 
-    def __init__(self, consumer: AIOKafkaConsumer, capacity: float, instances: int = 1, mode: str = "share") -> None:
+    def __init__(self, consumer: AIOKafkaConsumer, capacity: float, instances: int = 1, mode: str = "share",
+                 output: Output | None = None) -> None:
         if mode not in ("share", "instance"):
             raise ValueError(f"capacityMode must be 'share' or 'instance', got {mode!r}")
         self.consumer = consumer
@@ -87,6 +95,7 @@ class Worker:
         self.committed: dict[TopicPartition, int] = {}
         self.processed = 0
         self.last_commit = time.monotonic()
+        self.output = output
 
     def rebalanced(self, assigned: set[TopicPartition]) -> None:
         """In ``share`` mode the group's capacity instances x capacity is split by
@@ -122,6 +131,8 @@ class Worker:
                 await self.pacer.take(len(chunk))  # "processing": at most capacity records/s
                 self.done[tp] = chunk[-1].offset + 1
                 self.processed += len(chunk)
+                if self.output is not None:
+                    self.output.later(chunk)
                 await self.maybe_commit()
         await self.maybe_commit()
 
@@ -129,6 +140,35 @@ class Worker:
         if time.monotonic() - self.last_commit >= COMMIT_EVERY_S:
             self.last_commit = time.monotonic()
             await self.commit()
+
+
+class Output:
+    """Writes processed records to the output topic ``delay_s`` after they were processed."""
+
+    def __init__(self, producer: AIOKafkaProducer, topic: str, delay_s: float) -> None:
+        self.producer = producer
+        self.topic = topic
+        self.delay_s = delay_s
+        self.pending: set[asyncio.Task[None]] = set()
+        self.written = 0
+
+    def later(self, records: list[ConsumerRecord]) -> None:
+        task = asyncio.ensure_future(self._write(records, time.monotonic() + self.delay_s))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    async def _write(self, records: list[ConsumerRecord], due: float) -> None:
+        wait = due - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        for record in records:
+            await self.producer.send(self.topic, value=record.value, key=record.key)
+        self.written += len(records)
+
+    async def drain(self, timeout: float) -> None:
+        if self.pending:
+            await asyncio.wait(set(self.pending), timeout=timeout)
+        await self.producer.flush()
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -174,7 +214,12 @@ async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:
     listener = _Listener()
     instances = int(spec.get("instances") or 1)
     mode = str(params.get("capacityMode", "share"))
-    listener.worker = worker = Worker(consumer, capacity, instances, mode)
+    output: Output | None = None
+    if spec["topics"].get("output"):
+        producer = AIOKafkaProducer(bootstrap_servers=spec["bootstrap_servers"], linger_ms=5)
+        await producer.start()
+        output = Output(producer, spec["topics"]["output"], float(params.get("delayMs", 0.0)) / 1000.0)
+    listener.worker = worker = Worker(consumer, capacity, instances, mode, output)
     consumer.subscribe([topic], listener=listener)
     await consumer.start()
     last_progress = start = time.monotonic()
@@ -195,6 +240,11 @@ async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(consumer.stop(), 10)
+        if output is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(output.drain(output.delay_s + 2), output.delay_s + 5)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(output.producer.stop(), 10)
     emit("stopped", processed=worker.processed)
     return 0
 
