@@ -10,6 +10,10 @@ The spec is a JSON object::
      "max_records_per_trigger": null, "checkpoint_dir": "/tmp/ck", "connector": "python",
      "conf": {"spark.sql.adaptive.enabled": "false"}}
 
+``metrics_port`` (with ``experiment``) makes the driver serve its progress counters
+(dropped and malformed records, rates) to Prometheus as well (:func:`bench.metrics.exporting`):
+the Kubernetes platform cannot read this stdout.
+
 ``conf`` is Spark configuration (``bench run --conf KEY=VALUE``), set on the session
 after bench's own defaults. A ``job`` parameter (``bench run --job PATH.py``) makes the
 driver run that script instead of the use case's topology
@@ -54,9 +58,11 @@ def lookup_use_case(name: str) -> UseCase:
 
 
 def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = write_line) -> int:
+    from bench.metrics import exporting
     from bench.runtime.jars import default_connector
     from bench.runtime.spark_session import build_session, progress_listener, stop_session
 
+    emit = exporting(emit, spec)  # metrics_port (Kubernetes): progress to Prometheus too
     use_case = lookup_use_case(str(spec["use_case"]))
     merged = {**dict(use_case.default_params), **dict(spec.get("params") or {})}
     if merged.get("job"):  # the user's own script is the SUT (bench run --job)
