@@ -34,19 +34,24 @@ STAT_FIELDS = ("count", "sum", "min", "max", "mean", "populationVariance")
 
 
 def downsample(measurements: DataFrame, params: Uc2Params) -> DataFrame:
-    """Windowed statistics per sensor with columns identifier, windowStart, windowEnd, stats."""
+    """Windowed statistics per sensor with columns identifier, windowStart, windowEnd, stats, latestEventTime.
+
+    ``latestEventTime`` (epoch ms) is the newest record time in the window: the earliest
+    moment its result could exist, from which the latency SLI measures (bench.runtime.latency).
+    """
     from pyspark.sql import functions as F
 
     windowed = (
         measurements.withWatermark("timestamp", f"{params.allowed_lateness_ms} milliseconds")
         .groupBy(F.window("timestamp", f"{params.window_size_ms} milliseconds").alias("w"), "identifier")
-        .agg(*statistics_columns())
+        .agg(*statistics_columns(), F.max("timestamp").alias("latest"))
     )
     return windowed.select(
         "identifier",
         F.unix_millis(F.col("w.start")).alias("windowStart"),
         F.unix_millis(F.col("w.end")).alias("windowEnd"),
         *STAT_FIELDS,
+        F.unix_millis(F.col("latest")).alias("latestEventTime"),
     )
 
 
@@ -54,7 +59,7 @@ def to_key_value(stats: DataFrame) -> DataFrame:
     """Key = sensor id (so a sensor's windows stay in one partition), value = JSON."""
     from pyspark.sql import functions as F
 
-    fields = ["identifier", "windowStart", "windowEnd", *STAT_FIELDS]
+    fields = ["identifier", "windowStart", "windowEnd", *STAT_FIELDS, "latestEventTime"]
     return stats.select(
         F.col("identifier").alias("key"),
         F.to_json(F.struct(*[F.col(f) for f in fields])).alias("value"),

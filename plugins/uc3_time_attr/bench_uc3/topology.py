@@ -51,7 +51,7 @@ STAT_FIELDS = ("count", "sum", "min", "max", "mean", "populationVariance")
 KEY_FIELDS = ("identifier", "attributeValue", "windowStart", "windowEnd")
 OUTPUT_DDL = (
     "identifier string, attributeValue int, windowStart long, windowEnd long, count long, "
-    "sum double, min double, max double, mean double, populationVariance double"
+    "sum double, min double, max double, mean double, populationVariance double, latestEventTime long"
 )
 #: Panes as one float64 matrix (start, count, sum, min, max, M2 by row) in bytes: a
 #: state schema with array columns fails to deserialize in PySpark 4.3's Python worker
@@ -74,15 +74,36 @@ def sliding(keyed: DataFrame, params: Uc3Params) -> DataFrame:
     window = F.window("timestamp", f"{params.window_size_ms} milliseconds", f"{params.advance_ms} milliseconds")
     return (
         keyed.groupBy(window.alias("w"), "identifier", "attributeValue")
-        .agg(*statistics_columns())
+        .agg(*statistics_columns(), F.max("timestamp").alias("latest"))
         .select(
             "identifier",
             "attributeValue",
             F.unix_millis(F.col("w.start")).alias("windowStart"),
             F.unix_millis(F.col("w.end")).alias("windowEnd"),
             *STAT_FIELDS,
+            F.unix_millis(F.col("latest")).alias("latestEventTime"),
         )
     )
+
+
+def latest_in_windows(ts_ms: Any, starts: Any, ends: Any) -> Any:
+    """Per window [start, end): the newest of this batch's record times in it (epoch ms).
+
+    An emitted window is one this batch updated, so it holds at least one of the batch's
+    records; its early result exists because of them, and the latency SLI measures from the
+    newest. (Records of earlier batches are older in processing; the pane state keeps no
+    record times.) A window without one (cannot happen) gets ``end - 1``.
+    """
+    import numpy as np
+
+    ts = np.sort(np.asarray(ts_ms, dtype=np.int64))
+    ends = np.asarray(ends, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
+    if not ts.size:
+        return ends - 1
+    idx = np.searchsorted(ts, ends, side="left") - 1
+    found = ts[np.clip(idx, 0, ts.size - 1)]
+    return np.where((idx >= 0) & (found >= starts), found, ends - 1)
 
 
 def panes_update_function(params: Uc3Params) -> Any:
@@ -114,6 +135,7 @@ def panes_update_function(params: Uc3Params) -> Any:
         elif state.exists:
             state.remove()
         w = result.windows
+        latest = latest_in_windows(data["tsMs"].to_numpy(np.int64), w.start, w.end)
         yield pd.DataFrame(
             {
                 "identifier": [str(key[0])] * len(w.start),
@@ -126,6 +148,7 @@ def panes_update_function(params: Uc3Params) -> Any:
                 "max": w.max,
                 "mean": w.mean,
                 "populationVariance": w.variance,
+                "latestEventTime": latest,
             }
         )
 
@@ -165,6 +188,7 @@ def to_key_value(stats: DataFrame, params: Uc3Params) -> DataFrame:
             F.col("windowStart"),
             F.col("windowEnd"),
             *[F.col(f) for f in STAT_FIELDS],
+            F.col("latestEventTime"),
         )
     )
     return stats.select(key.alias("key"), value.alias("value"))

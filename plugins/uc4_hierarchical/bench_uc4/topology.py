@@ -156,13 +156,17 @@ def _registry_rows(raw: DataFrame, feedback: bool) -> DataFrame:
 
 
 def aggregate_windows(duplicated: DataFrame, window_ms: int, grace_ms: int) -> DataFrame:
-    """Per (tumbling window, group): latest value of each child, then sum/count/mean/min/max."""
+    """Per (tumbling window, group): latest value of each child, then sum/count/mean/min/max.
+
+    ``latestEventTime``: the newest record time in the window (epoch ms), from which the
+    latency SLI measures (``timestamp`` is the window end, later than any record in it).
+    """
     from pyspark.sql import functions as F
 
     windowed = (
         duplicated.withWatermark("ts", f"{grace_ms} milliseconds")
         .groupBy(F.window("ts", f"{window_ms} milliseconds"), F.col("grp"))
-        .agg(F.collect_list(F.struct("child", "ts", "value")).alias("recs"))
+        .agg(F.collect_list(F.struct("child", "ts", "value")).alias("recs"), F.max("ts").alias("latest"))
     )
     newest_first = F.expr(
         "array_sort(recs, (l, r) -> CASE WHEN l.child < r.child THEN -1 WHEN l.child > r.child THEN 1"
@@ -182,6 +186,7 @@ def aggregate_windows(duplicated: DataFrame, window_ms: int, grace_ms: int) -> D
             total.alias("sumInW"),
             F.array_min(values).alias("minInW"),
             F.array_max(values).alias("maxInW"),
+            F.unix_millis(F.col("latest")).alias("latestEventTime"),
         )
         .withColumn("averageInW", F.col("sumInW") / F.col("count"))
     )
@@ -207,7 +212,8 @@ def build(ctx: TopologyContext) -> StreamingPlan:
     out = results.select(
         F.col("identifier").alias("key"),
         F.to_json(
-            F.struct("identifier", "timestamp", "windowStart", "count", "sumInW", "averageInW", "minInW", "maxInW")
+            F.struct("identifier", "timestamp", "windowStart", "count", "sumInW", "averageInW", "minInW", "maxInW",
+                     "latestEventTime")
         ).alias("value"),
     )
     if feedback:
