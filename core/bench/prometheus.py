@@ -1,7 +1,9 @@
 """Prometheus as an SLI source: range queries over a repetition's interval.
 
 On Kubernetes the lag usually comes from a Kafka exporter scraped by Prometheus, not
-from the framework itself; this module reads such series back as ``bench.api.Series``.
+from the framework itself, and dropped and malformed records from the SUT's driver,
+which serves them (:func:`bench.metrics.exporting`); this module reads such series back
+as ``bench.api.Series`` or instant values.
 An empty answer is an error, never an empty series: an SLO checker given no data
 would otherwise have nothing to fail on.
 """
@@ -22,6 +24,12 @@ from bench.api import Series
 DEFAULT_LAG_QUERY = 'sum(kafka_consumergroup_lag{{consumergroup="{group}"}})'
 
 
+#: SLIs the SUT's driver exports itself (bench.metrics.exporting) -> their metric; the
+#: label ``group`` is the repetition's consumer group
+SUT_SLIS = {"dropped-records": "bench_sut_dropped_records", "malformed-records": "bench_sut_malformed_records"}
+SUT_QUERY = 'sum({metric}{{group="{group}"}})'
+
+
 class PrometheusError(RuntimeError):
     """Prometheus could not answer (unreachable, bad query, error status)."""
 
@@ -33,6 +41,12 @@ class EmptyResultError(PrometheusError):
 def lag_query(group: str, template: str = DEFAULT_LAG_QUERY) -> str:
     """The lag query of a consumer group; ``template`` may use ``{group}``."""
     return template.format(group=group)
+
+
+def sut_query(sli: str, group: str, template: str = SUT_QUERY) -> str:
+    """The query of one SUT-exported SLI of a repetition (``template`` may use
+    ``{metric}`` and ``{group}``)."""
+    return template.format(metric=SUT_SLIS[sli], group=group)
 
 
 def _labels(metric: Mapping[str, str]) -> str:

@@ -8,6 +8,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from bench import metrics
 from bench.runtime.broker import free_port
 from prometheus_client import REGISTRY
@@ -49,3 +50,106 @@ def test_the_real_exporter_serves_the_sut_gauges() -> None:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:  # noqa: S310
         text = resp.read().decode()
     assert 'bench_sut_dropped_records{experiment="exp9",group="g-2"} 3.0' in text
+
+
+# --------------------------------------------------------------------------- the platform side
+
+
+def experiment(group: str = "bench-sut-r1") -> Any:
+    from bench.api import UseCase
+    from bench.platforms.base import ExperimentSpec, TopicSpec
+
+    return ExperimentSpec(
+        experiment_id="exp9",
+        use_case=UseCase(name="uc2", description="test", default_benchmark=dict),
+        objects=[
+            {"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 2, "params": {}}},
+            {"kind": "BenchGenerator", "metadata": {"name": "generator"}, "spec": {"replicas": 1, "sensors": 10}},
+        ],
+        topics=[TopicSpec("input", "input-r1", 4), TopicSpec("output", "output-r1", 4)],
+        params={},
+        load=10,
+        resources=2,
+        group_id=group,
+    )
+
+
+def test_driver_pods_serve_metrics_where_prometheus_finds_them() -> None:
+    import json
+
+    from bench.k8s.manifests import render_manifests
+
+    for mode, kind in (("spark-operator", "SparkApplication"), ("standalone", "Job")):
+        objects = render_manifests(experiment(), {"sut_mode": mode})
+        config = next(o for o in objects if o["kind"] == "ConfigMap")
+        payload = json.loads(config["data"]["spec.json"])
+        assert (payload["metrics_port"], payload["experiment"], payload["group_id"]) == (9404, "exp9", "bench-sut-r1")
+        obj = next(o for o in objects if o["kind"] == kind and o["metadata"]["name"].endswith(("-sut", "-driver")))
+        if kind == "SparkApplication":
+            pod = obj["spec"]["driver"]
+            labels, annotations, ports = pod["labels"], pod["annotations"], pod["ports"]
+        else:
+            template = obj["spec"]["template"]
+            labels, annotations = template["metadata"]["labels"], template["metadata"]["annotations"]
+            ports = template["spec"]["containers"][0]["ports"]
+        assert labels["bench/metrics"] == "true", mode
+        assert annotations["prometheus.io/port"] == "9404", mode
+        assert ports == [{"name": "metrics", "containerPort": 9404, "protocol": "TCP"}], mode
+
+
+class FakePrometheus:
+    """Answers instant queries from a dict; an unknown query has no series yet."""
+
+    def __init__(self, answers: dict[str, float]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    async def value(self, query: str, at: float | None = None) -> float:
+        from bench.prometheus import EmptyResultError
+
+        self.asked.append(query)
+        if query not in self.answers:
+            raise EmptyResultError(query)
+        return self.answers[query]
+
+
+async def test_kubernetes_samples_dropped_and_malformed_records_of_the_repetition() -> None:
+    import math
+
+    from bench.platforms.kubernetes import KubernetesPlatform
+
+    platform = KubernetesPlatform({"lag_query": 'sum(lag{{group="{group}"}})'})
+    platform._prometheus = FakePrometheus(
+        {
+            'sum(lag{group="bench-sut-r1"})': 40.0,
+            'sum(bench_sut_dropped_records{group="bench-sut-r1"})': 12.0,
+            'sum(bench_sut_malformed_records{group="bench-sut-r1"})': 1.0,
+        }
+    )
+    sample = await platform.sample(experiment())
+    assert sample.values == {"lag": 40.0, "dropped-records": 12.0, "malformed-records": 1.0}
+    # the next repetition (a fresh group) reads nothing its predecessor left: gaps, not zeros
+    fresh = await platform.sample(experiment("bench-sut-r2"))
+    assert all(math.isnan(v) for v in fresh.values.values())
+
+
+async def test_uc2_dropped_records_slo_is_decided_from_kubernetes_samples() -> None:
+    """The failure this fixes: UC2's dropped-records SLO got no series on Kubernetes."""
+    from bench.api import Series, SloContext
+    from bench.builtin.slos import check_dropped
+    from bench.platforms.kubernetes import KubernetesPlatform
+
+    answers: dict[str, float] = {}
+    platform = KubernetesPlatform({})
+    platform._prometheus = FakePrometheus(answers)
+    query = 'sum(bench_sut_dropped_records{group="bench-sut-r1"})'
+    timestamps, values = [], []
+    for i in range(40):  # 200 s at 5 s; 10 records/s; 2 dropped per sample = 4 %
+        answers[query] = 2.0 * i
+        sample = await platform.sample(experiment())
+        timestamps.append(float(i * 5))
+        values.append(sample.values["dropped-records"])
+    ctx = SloContext(properties={"maxRatio": 0.01}, warmup=60.0, load=10.0, load_rate=10.0, resources=2.0)
+    verdict = check_dropped([Series(timestamps, values)], ctx)
+    assert not verdict.passed
+    assert verdict.details["maxObservedRatio"] == pytest.approx(0.04)

@@ -10,7 +10,9 @@ replicas, periodMs, params). On Kubernetes these become:
   (replicas) and a driver Job, all from the pyspark wheel. Each executor (worker) has
   ``coresPerInstance`` cores and ``memoryPerInstanceMb`` MiB when the BenchSut has them
   (the CoresPerInstance and MemoryPerInstance resource types), else the options
-  executor_cores (1) and executor_memory (1g).
+  executor_cores (1) and executor_memory (1g). The driver pod serves its dropped and
+  malformed records on port ``metrics`` (option sut_metrics_port, 9404) for Prometheus:
+  label ``bench/metrics: "true"`` (deploy/podmonitor.yaml) and prometheus.io annotations.
 - Generator: a StatefulSet (replicas = instances) running ``bench.k8s.generator_entry``.
   A StatefulSet rather than a Deployment because each instance must know its ordinal
   to take its own contiguous key range, as the reference's instances do.
@@ -63,7 +65,11 @@ DEFAULTS: dict[str, Any] = {
     "trigger_seconds": None,
     "connector": "python",
     "run_as_user": 185,
+    "sut_metrics_port": 9404,
 }
+#: what Prometheus scrapes: pods with this label, port ``metrics`` (deploy/podmonitor.yaml),
+#: or the prometheus.io annotations of the kubernetes-pods scrape convention
+METRICS_LABEL = {"bench/metrics": "true"}
 
 
 def option(options: Mapping[str, Any] | None, key: str) -> Any:
@@ -193,6 +199,9 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         "max_records_per_trigger": None,
         "checkpoint_dir": "/tmp/bench-checkpoint",
         "connector": option(options, "connector"),
+        # the driver serves dropped/malformed records for Prometheus (bench.metrics.exporting)
+        "experiment": spec.experiment_id,
+        "metrics_port": int(option(options, "sut_metrics_port")),
     }
     if standalone:  # the driver asks the master for executors of the workers' size
         payload["conf"] = {
@@ -234,6 +243,18 @@ class _SutParts:
     options: Mapping[str, Any] | None
 
 
+def metrics_port(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"name": "metrics", "containerPort": int(option(options, "sut_metrics_port")), "protocol": "TCP"}
+
+
+def metrics_annotations(options: Mapping[str, Any] | None) -> dict[str, str]:
+    return {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(int(option(options, "sut_metrics_port"))),
+        "prometheus.io/path": "/metrics",
+    }
+
+
 def _spark_application(sut: _SutParts) -> Manifest:
     cores = sut.cores
     return {
@@ -256,7 +277,9 @@ def _spark_application(sut: _SutParts) -> Manifest:
                 "cores": 1,
                 "memory": str(option(sut.options, "driver_memory")),
                 "serviceAccount": str(option(sut.options, "spark_service_account")),
-                "labels": _labels(sut.base, "driver"),
+                "labels": {**_labels(sut.base, "driver"), **METRICS_LABEL},
+                "annotations": metrics_annotations(sut.options),
+                "ports": [metrics_port(sut.options)],
                 "env": copy.deepcopy(sut.env),
                 "volumeMounts": [sut.mount],
                 "securityContext": container_security_context(sut.options),
@@ -329,7 +352,10 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
         "spec": {
             "backoffLimit": 0,
             "template": {
-                "metadata": {"labels": dict(driver_labels)},
+                "metadata": {
+                    "labels": {**driver_labels, **METRICS_LABEL},
+                    "annotations": metrics_annotations(sut.options),
+                },
                 "spec": _pod_spec(
                     sut.options,
                     [
@@ -339,6 +365,7 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
                             ["python", "-m", "bench.runtime.spark_driver", f"{SPEC_DIR}/spec.json"],
                             sut.env,
                             volumeMounts=[sut.mount],
+                            ports=[metrics_port(sut.options)],
                         )
                     ],
                     restartPolicy="Never",

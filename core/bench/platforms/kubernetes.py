@@ -12,7 +12,14 @@ Options (each also read from ``BENCH_K8S_<OPTION>`` in the environment): namespa
 kubeconfig, context, in_cluster, api_url (a plain-HTTP API server, for tests), image,
 sut_mode (spark-operator|standalone), kafka_bootstrap, ready_timeout (300 s),
 teardown_timeout (180 s), topics (kafka|strimzi), kafka_cluster, topic_replicas,
-prometheus_url, lag_query (template with {group}).
+prometheus_url, lag_query (template with {group}), sut_query (template with {metric}
+and {group}), sut_metrics_port (9404).
+
+With ``prometheus_url`` each sample also holds ``dropped-records`` and
+``malformed-records``: the SUT's driver serves them (``bench_sut_dropped_records``,
+labelled with the repetition's consumer group) and Prometheus scrapes its pod
+(deploy/podmonitor.yaml). Without Prometheus only the lag is sampled, so an SLO on
+dropped records (UC2, UC3) fails for want of data.
 """
 
 from __future__ import annotations
@@ -189,14 +196,12 @@ class KubernetesPlatform:
     async def sample(self, spec: ExperimentSpec) -> Sample:
         now = time.time()
         if self._prometheus is not None:
-            from bench.prometheus import DEFAULT_LAG_QUERY, EmptyResultError, lag_query
+            from bench.prometheus import DEFAULT_LAG_QUERY, lag_query
 
             template = str(option(self.options, "lag_query") or DEFAULT_LAG_QUERY)
-            try:
-                lag = await self._prometheus.value(lag_query(spec.group_id, template), at=now)
-            except EmptyResultError:
-                lag = math.nan  # no series yet (exporter not scraped yet): a gap, not a zero
-            return Sample(now, {"lag": max(0.0, lag) if not math.isnan(lag) else lag})
+            lag = await self._instant(lag_query(spec.group_id, template), now)
+            values = {"lag": max(0.0, lag) if not math.isnan(lag) else lag}
+            return Sample(now, {**values, **await self._sut_slis(spec, now)})
         sampler = self._samplers.get(spec.experiment_id)
         if sampler is None:
             from bench.runtime.lag import LagSampler
@@ -206,6 +211,24 @@ class KubernetesPlatform:
             await sampler.start()
             self._samplers[spec.experiment_id] = sampler
         return Sample(now, {"lag": max(0.0, float(await sampler.sample()))})
+
+    async def _instant(self, query: str, at: float) -> float:
+        """An instant value, NaN while the series does not exist yet (target not scraped):
+        a gap the SLO skips, never a zero that could pass it."""
+        from bench.prometheus import EmptyResultError
+
+        try:
+            return float(await self._prometheus.value(query, at=at))
+        except EmptyResultError:
+            return math.nan
+
+    async def _sut_slis(self, spec: ExperimentSpec, at: float) -> dict[str, float]:
+        """What the embedded platform reads from the driver's stdout, read here from what
+        the driver serves to Prometheus (dropped-records decides UC2 and UC3)."""
+        from bench.prometheus import SUT_QUERY, SUT_SLIS, sut_query
+
+        template = str(option(self.options, "sut_query") or SUT_QUERY)
+        return {sli: await self._instant(sut_query(sli, spec.group_id, template), at) for sli in SUT_SLIS}
 
 
 def _in_cluster() -> bool:
