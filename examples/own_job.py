@@ -51,7 +51,6 @@ query = (
     .option("kafka.bootstrap.servers", bootstrap)
     .option("topic", output_topic)
     .option("checkpointLocation", "/tmp/power-to-kw/checkpoint")
-    .trigger(processingTime="2 seconds")
     .start()
 )
 query.awaitTermination()

@@ -1,0 +1,62 @@
+"""``bench run --job`` end to end on real Kafka and Spark: the example script of
+docs/own-job.md to a demand table, and scripts that cannot be benchmarked to one line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "own_job.py"
+
+
+def bench(*args: str, timeout: float = 170) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench.cli", "run", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def test_example_job_gets_a_demand_table(tmp_path: Path) -> None:
+    out = bench("--job", str(EXAMPLE), "--loads", "1000", "--resources", "1", "--duration", "40", "--warmup", "10",
+                "--results", str(tmp_path), "--conf", "spark.sql.shuffle.partitions=2")
+    assert out.returncode == 0, out.stderr[-3000:]
+    with open(tmp_path / "exp0_demand.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows == [{"load": "1000", "resources": "1"}], out.stdout  # 1,000 records/s are light work for a core
+    lag = (tmp_path / "exp0_1000_1_sli_lag-trend_0.csv").read_text().splitlines()
+    assert len(lag) >= 8  # the listener committed the script's offsets: lag was measured throughout
+    env = json.loads((tmp_path / "exp0-environment.json").read_text())
+    assert env["spark"]["conf"] == {"spark.sql.shuffle.partitions": "2"}
+    run = json.loads((tmp_path / "exp0-run.json").read_text())
+    assert run["useCase"] == "job" and run["params"]["job"] == str(EXAMPLE)
+
+
+BROKEN = {
+    "raises": ("import os\nfrom pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+               "topic = os.environ['BENCH_INPUT_TOPIC']\nraise ValueError(f'cannot handle {topic}')\n",
+               r"--job: the script failed: ValueError: cannot handle input-\S+ \(job\.py, line 5\)"),
+    "never reads": ("from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+                    "spark.readStream.format('rate').load().writeStream.format('noop').start().awaitTermination()\n",
+                    r"--job: the job read nothing from BENCH_INPUT_TOPIC \(input-\S+\) in 15 s"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_script_that_cannot_be_benchmarked_ends_the_run_in_one_line(tmp_path: Path, case: str) -> None:
+    source, message = BROKEN[case]
+    script = tmp_path / "job.py"
+    script.write_text(source)
+    out = bench("--job", str(script), "--loads", "100", "--resources", "1,2", "--duration", "60", "--warmup", "10",
+                "--results", str(tmp_path / "results"), "--set", "readTimeoutS=15")
+    assert out.returncode == 2, out.stderr[-3000:]
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("bench: error: ") and "Traceback" not in out.stderr, out.stderr[-3000:]
+    assert re.search(message, last), last
+    assert "running it again" not in out.stderr  # the same in every experiment: not retried
