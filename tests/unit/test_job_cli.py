@@ -72,3 +72,10 @@ def test_cli_refuses_a_broken_script_before_anything_starts(tmp_path: Path) -> N
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "--job" in lines[0] and "broken.py: line 1" in lines[0], result.output
+
+
+def test_docs_page_shows_the_example_script_as_it_is() -> None:
+    page = (ROOT / "docs" / "own-job.md").read_text()
+    assert "```python\n" + EXAMPLE.read_text() + "```" in page
+    for name in ("BENCH_BOOTSTRAP_SERVERS", "BENCH_INPUT_TOPIC", "BENCH_OUTPUT_TOPIC", "startTimeoutS", "readTimeoutS"):
+        assert name in page
