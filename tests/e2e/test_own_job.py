@@ -60,3 +60,25 @@ def test_a_script_that_cannot_be_benchmarked_ends_the_run_in_one_line(tmp_path: 
     assert last.startswith("bench: error: ") and "Traceback" not in out.stderr, out.stderr[-3000:]
     assert re.search(message, last), last
     assert "running it again" not in out.stderr  # the same in every experiment: not retried
+
+
+def test_generator_writes_the_records_of_a_template(kafka_bootstrap: str) -> None:
+    import asyncio
+    import uuid
+
+    from bench.api import GeneratorSpec
+    from bench.runtime.generator import run_active_power
+    from bench.testing import create_topics, read_all
+
+    topic = f"input-{uuid.uuid4().hex[:8]}"
+    create_topics(kafka_bootstrap, {topic: 2})
+    template = '{"deviceId": "{key}", "eventTime": {timestamp}, "again": {timestamp}, "reading": {"unit": "W"}}'
+    keys = [f"s_{i}" for i in range(20)]
+    report = asyncio.run(run_active_power(GeneratorSpec(kafka_bootstrap, topic, keys, 500.0, 2.0,
+                                                        {"recordTemplate": template})))
+    records = read_all(kafka_bootstrap, topic)
+    assert len(records) == report.records >= 60
+    for record in records:
+        doc = json.loads(record["value"])
+        assert doc == {"deviceId": record["key"], "eventTime": record["timestamp"], "again": record["timestamp"],
+                       "reading": {"unit": "W"}}
