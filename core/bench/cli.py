@@ -21,6 +21,7 @@ from bench.analysis import commands as _analysis_commands
 from bench.errors import UserError, is_user_error
 from bench.logs import configure_logging
 from bench.plugins import Registry, load_plugins
+from bench.stages import commands as _stage_commands
 
 EPILOG = """\b
 Examples:
@@ -260,8 +261,9 @@ def validate(file: str, benchmark_file: str | None) -> None:
     click.echo(message)
 
 
-# bench analyze / report / compare, through the same hook a plugin uses to add commands.
+# bench analyze / report / compare / stages, through the same hook a plugin uses to add commands.
 _analysis_commands.bench_add_commands(cli)
+_stage_commands.bench_add_commands(cli)
 
 
 def main() -> None:
