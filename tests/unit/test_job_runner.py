@@ -171,6 +171,9 @@ def _supervise(spark: Any, tmp_path: Path, body: str, records: int = 0, **kw: An
         ("raise RuntimeError('no such column: valueInW')\n",
          r"the script failed: RuntimeError: no such column: valueInW \(job.py, line 2\)"),
         ("x = 1\n", "the script ended without starting a streaming query"),
+        # its own command line, not the driver's (argparse would refuse the spec's path)
+        ("import sys\nif sys.argv[1:]:\n    raise SystemExit(f'argv {sys.argv}')\nraise SystemExit(0)\n",
+         "the script ended without starting a streaming query"),
         ("import time\ntime.sleep(60)\n", "the script started no streaming query within 1 s"),
     ],
 )

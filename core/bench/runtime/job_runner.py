@@ -147,6 +147,7 @@ class ScriptThread(threading.Thread):
         folder = os.path.dirname(os.path.abspath(self.path))
         if folder not in sys.path:
             sys.path.insert(0, folder)  # as `python script.py`: its own folder's modules import
+        sys.argv = [self.path]  # not the driver's spec: a script with argparse would refuse it
         try:
             runpy.run_path(self.path, run_name="__main__")
         except SystemExit as exc:
