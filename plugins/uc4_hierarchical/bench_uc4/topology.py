@@ -166,7 +166,7 @@ def aggregate_windows(duplicated: DataFrame, window_ms: int, grace_ms: int) -> D
     windowed = (
         duplicated.withWatermark("ts", f"{grace_ms} milliseconds")
         .groupBy(F.window("ts", f"{window_ms} milliseconds"), F.col("grp"))
-        .agg(F.collect_list(F.struct("child", "ts", "value")).alias("recs"), F.max("ts").alias("latest"))
+        .agg(F.collect_list(F.struct("child", "ts", "value")).alias("recs"), F.max("ts").alias("newest_ts"))
     )
     newest_first = F.expr(
         "array_sort(recs, (l, r) -> CASE WHEN l.child < r.child THEN -1 WHEN l.child > r.child THEN 1"
@@ -186,7 +186,7 @@ def aggregate_windows(duplicated: DataFrame, window_ms: int, grace_ms: int) -> D
             total.alias("sumInW"),
             F.array_min(values).alias("minInW"),
             F.array_max(values).alias("maxInW"),
-            F.unix_millis(F.col("latest")).alias("latestEventTime"),
+            F.unix_millis(F.col("newest_ts")).alias("latestEventTime"),
         )
         .withColumn("averageInW", F.col("sumInW") / F.col("count"))
     )
