@@ -38,6 +38,9 @@ def instance_spec(env: Mapping[str, str], key_fn: Any = None) -> dict[str, Any]:
     shares = split_keys(keys, instances)
     index = instance_index(env)
     mine = shares[index] if index < len(shares) else []
+    # as on the embedded platform: where this instance's keys start in the whole key
+    # space (spreading, and "instance 0 does the one-off work", e.g. UC4's registry changes)
+    params = {**params, "keyOffset": sum(len(s) for s in shares[:index])}
     return {
         "generator": env.get("BENCH_GENERATOR", "active-power"),
         "bootstrap_servers": env["BENCH_BOOTSTRAP_SERVERS"],

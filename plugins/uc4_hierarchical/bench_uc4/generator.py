@@ -1,4 +1,5 @@
-"""The UC4 generator: publish the sensor registry, then emit measurements for the leaves.
+"""The UC4 generator: publish the sensor registry, then emit measurements for the leaves
+(and, with ``registryChangeIntervalMs``, change the registry while they run).
 
 Only the registry is UC4-specific; the measurements go through the generic
 active-power emitting loop (open workload model) so that both use cases measure the
@@ -7,7 +8,10 @@ same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+import sys
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, ParamSpec
@@ -66,11 +70,58 @@ async def prepare(spec: GeneratorSpec) -> None:
     await publish(spec.bootstrap_servers, topic, registry_for(spec))
 
 
+def change_interval_s(params: Mapping[str, Any]) -> float:
+    """``registryChangeIntervalMs`` in seconds; 0 (the default) means a fixed registry."""
+    value = float(params.get("registryChangeIntervalMs") or 0)
+    if value < 0:
+        raise ValueError(f"registryChangeIntervalMs must not be negative, got {value:g}")
+    return value / 1000.0
+
+
+async def change_registry(
+    spec: GeneratorSpec,
+    interval_s: float,
+    publish_fn: Callable[[str], Awaitable[None]] | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> int:
+    """Publish a changed registry every ``interval_s`` until cancelled (:func:`registry.changed`:
+    a sensor moved, then a group added, in turn); returns how many were published.
+
+    Why the generator does it: the method describes the registry as changeable at run
+    time, and the SUT's join must follow changes while under load, not only between
+    runs. The first change comes one interval after the measurements start.
+    """
+    topic = spec.topics.get("configuration", "configuration")
+    tree = registry.parse(registry_for(spec))
+    seed = int(spec.params.get("registryChangeSeed") or 0)
+    send = publish_fn or (lambda doc: publish(spec.bootstrap_servers, topic, doc))
+    published = 0
+    try:
+        while True:
+            await sleep(interval_s)
+            tree = registry.changed(tree, published + 1, seed)
+            await send(registry.dumps(tree))
+            published += 1
+    except asyncio.CancelledError:
+        return published
+
+
 async def run(spec: GeneratorSpec) -> GeneratorReport:
-    """The leaves' measurements: the generic active-power loop, unchanged."""
+    """The leaves' measurements (the generic active-power loop, unchanged) and, with
+    ``registryChangeIntervalMs``, registry changes from the first instance alongside."""
     from bench.runtime.generator import run_active_power
 
-    return await run_active_power(spec)
+    interval = change_interval_s(spec.params)
+    if interval <= 0 or int(spec.params.get("keyOffset", 0)) != 0:
+        return await run_active_power(spec)
+    changes = asyncio.ensure_future(change_registry(spec, interval))
+    try:
+        return await run_active_power(spec)
+    finally:
+        changes.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            published = await changes
+            sys.stderr.write(f"uc4-registry: {published} registry change(s) published\n")
 
 
 #: UC4's own parameters plus those of the active-power loop it runs.
@@ -78,6 +129,10 @@ PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("nestedGroups", int, min=1, doc="levels of the sensor tree (the NumNestedGroups load)"),
     ParamSpec("childrenPerGroup", int, min=1, doc="children of each group"),
     ParamSpec("registry", object, doc="a sensor-registry JSON tree to publish instead of the full tree"),
+    ParamSpec("registryChangeIntervalMs", float, min=0,
+              doc="publish a changed registry this often during the run (a sensor moved, a group added "
+              "in turn); 0: never"),
+    ParamSpec("registryChangeSeed", int, min=0, doc="which sensors and groups the changes pick"),
     *ACTIVE_POWER_PARAMS,
 )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,3 +182,47 @@ def move(tree: Node, sensor: str, new_parent: str) -> Node:
             current.children.append(moved)
             return copy
     raise KeyError(new_parent)
+
+
+def add_group(tree: Node, parent: str, identifier: str) -> Node:
+    """A copy of the tree with a new, empty group ``identifier`` under ``parent``."""
+    if any(n.identifier == identifier for n, _ in walk(tree)):
+        raise ValueError(f"{identifier!r} is already in the registry")
+    copy = parse(tree.to_json())
+    for current, _ in walk(copy):
+        if current.identifier == parent and current.is_group:
+            current.children.append(Node(identifier, is_group=True, name=identifier))
+            return copy
+    raise KeyError(parent)
+
+
+def sensor_groups(tree: Node) -> list[str]:
+    """Groups that hold sensors directly, or could (empty groups): where a sensor may move."""
+    return [n.identifier for n, _ in walk(tree) if n.is_group and all(not c.is_group for c in n.children)]
+
+
+def added_group_key(step: int) -> str:
+    return f"group_added_{step}"
+
+
+def changed(tree: Node, step: int, seed: int = 0) -> Node:
+    """The registry after runtime change number ``step`` (1, 2, ...), deterministic per seed.
+
+    Odd steps move one sensor to another group that holds sensors; even steps add a
+    group next to the sensor groups (under a parent of one, so every group keeps its
+    height and the feedback delay per level stays what it was) and move one sensor
+    into it, since an empty group has nothing to aggregate. Together they are the two
+    changes the method names: a sensor moved, a group added.
+    """
+    rng = random.Random(seed * 1_000_003 + step)
+    sensors = sorted(n.identifier for n, _ in walk(tree) if not n.is_group)
+    if not sensors:
+        return parse(tree.to_json())
+    sensor = rng.choice(sensors)
+    parent_of = {n.identifier: anc[0] for n, anc in walk(tree) if anc}
+    if step % 2 == 1:
+        targets = [g for g in sensor_groups(tree) if g != parent_of[sensor]]
+        return move(tree, sensor, rng.choice(targets)) if targets else parse(tree.to_json())
+    holders = sorted({parent_of[g] for g in sensor_groups(tree) if g in parent_of}) or [tree.identifier]
+    grown = add_group(tree, rng.choice(holders), added_group_key(step))
+    return move(grown, sensor, added_group_key(step))
