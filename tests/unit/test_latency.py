@@ -96,3 +96,14 @@ def test_no_output_after_the_warmup_fails_and_says_why() -> None:
     verdict = check_latency([_series([100, math.nan, math.nan, math.nan])], _ctx(1000))
     assert not verdict.passed
     assert "no output" in verdict.details["error"]
+
+
+def test_strimzi_output_topics_take_the_brokers_clock() -> None:
+    from bench.builtin.calibrated import CALIBRATED
+    from bench.platforms.base import ExperimentSpec, TopicSpec
+    from bench.platforms.kubernetes import KubernetesPlatform
+
+    spec = ExperimentSpec("e1", CALIBRATED, [], [TopicSpec("input", "in-e1"), TopicSpec("output", "out-e1")], {}, 1, 1)
+    topics = {t["spec"]["topicName"]: t["spec"] for t in KubernetesPlatform({"topics": "strimzi"}).kafka_topics(spec)}
+    assert topics["out-e1"]["config"] == {"message.timestamp.type": "LogAppendTime"}
+    assert "config" not in topics["in-e1"]

@@ -34,6 +34,7 @@ from bench.api import GeneratorReport, Manifest
 from bench.k8s.client import KubeClient
 from bench.k8s.manifests import dns_name, is_ready, option, render_manifests, role_of
 from bench.platforms.base import ExperimentSpec, Sample
+from bench.runtime.kafka_admin import OUTPUT_TOPIC_CONFIG, RESULT_TOPICS
 
 __all__ = ["KubernetesPlatform", "render_manifests"]
 
@@ -160,7 +161,8 @@ class KubernetesPlatform:
                     "namespace": self.namespace,
                     "labels": {"strimzi.io/cluster": cluster, "app.kubernetes.io/managed-by": "bench"},
                 },
-                "spec": {"topicName": topic.name, "partitions": topic.partitions, "replicas": replicas},
+                "spec": {"topicName": topic.name, "partitions": topic.partitions, "replicas": replicas,
+                         **({"config": dict(OUTPUT_TOPIC_CONFIG)} if topic.logical in RESULT_TOPICS else {})},
             }
             for topic in spec.topics
         ]
@@ -177,11 +179,12 @@ class KubernetesPlatform:
             await self.teardown(topics)
             await self.deploy(topics)
             return
-        from bench.runtime.lag import create_topics, delete_topics
+        from bench.runtime.kafka_admin import create_experiment_topics
+        from bench.runtime.lag import delete_topics
 
         names = [t.name for t in spec.topics]
         await delete_topics(self._bootstrap(), names)
-        await create_topics(self._bootstrap(), [(t.name, t.partitions) for t in spec.topics])
+        await create_experiment_topics(self._bootstrap(), spec.topics)
 
     async def delete_topics(self, spec: ExperimentSpec) -> None:
         if self._strimzi():
