@@ -418,7 +418,10 @@ def test_generator_instances_take_contiguous_key_ranges() -> None:
     assert shares == [["s_0", "s_1", "s_2", "s_3"], ["s_4", "s_5", "s_6", "s_7"], ["s_8", "s_9"]]
     assert instance_index({"BENCH_INSTANCE_INDEX": "2", "HOSTNAME": "x-0"}) == 2
     spec = instance_spec({**env, "HOSTNAME": "bench-uc1-generator-7"})
-    assert spec["keys"] == [] and spec["topic"] == "input-x" and spec["params"] == {"a": 1}
+    assert spec["keys"] == [] and spec["topic"] == "input-x" and spec["params"] == {"a": 1, "keyOffset": 10}
+    # where each share starts, as on the embedded platform (instance 0 does the one-off work)
+    offsets = [instance_spec({**env, "HOSTNAME": f"g-{i}"})["params"]["keyOffset"] for i in range(3)]
+    assert offsets == [0, 4, 8]
 
 
 async def test_kafka_admin_topics_and_lag_on_the_shared_broker(kafka_bootstrap: str) -> None:
