@@ -77,6 +77,23 @@ def latency_stats(latencies_ms: Sequence[float] | np.ndarray, seconds: float | N
     return out
 
 
+async def stop_consumer(consumer: AIOKafkaConsumer, timeout: float = 10.0) -> None:
+    """Stop a group-less consumer, tolerating aiokafka 0.14's close race.
+
+    Its group-less coordinator cancels a helper task and awaits it; when that task never
+    ran, the await raises CancelledError into a caller nobody cancelled. Only that one
+    is swallowed: a real cancellation of the caller still propagates.
+    """
+    try:
+        await asyncio.wait_for(consumer.stop(), timeout)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+    except Exception:  # noqa: BLE001 - a consumer that cannot stop cleanly is closed anyway
+        log.debug("consumer stop failed", exc_info=True)
+
+
 class LatencySampler:
     """Reads the output topics and turns each interval's records into latency percentiles."""
 
@@ -163,8 +180,7 @@ class LatencySampler:
 
     async def close(self) -> None:
         if self._consumer is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._consumer.stop(), 10)
+            await stop_consumer(self._consumer)
         self._consumer = None
 
     async def __aenter__(self) -> LatencySampler:

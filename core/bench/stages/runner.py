@@ -38,6 +38,7 @@ from bench.api import GeneratorSpec, UseCase, sensor_keys
 from bench.errors import UserError
 from bench.runtime import procs
 from bench.runtime.kafka_admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics
+from bench.runtime.latency import stop_consumer
 from bench.stages.measure import Index, Record, StageStats, stage_latencies, stats
 
 #: the stages in pipeline order (topic logical names below)
@@ -76,7 +77,10 @@ async def read_records(bootstrap: str, topic: str, timeout: float = 60.0) -> lis
                                 auto_offset_reset="earliest")
     await consumer.start()
     try:
-        parts = consumer.partitions_for_topic(topic) or set()
+        parts = consumer.partitions_for_topic(topic)
+        if not parts:  # a fresh client knows no topic yet: ask for metadata
+            await consumer._client.force_metadata_update()  # noqa: SLF001
+            parts = consumer.partitions_for_topic(topic) or set()
         tps = [TopicPartition(topic, p) for p in sorted(parts)]
         if not tps:
             return []
@@ -93,7 +97,7 @@ async def read_records(bootstrap: str, topic: str, timeout: float = 60.0) -> lis
                 out.extend((r.value or b"", float(r.timestamp)) for r in records)
         return out
     finally:
-        await consumer.stop()
+        await stop_consumer(consumer)
 
 
 def _generator(registry: Any, use_case: UseCase, bootstrap: str, topics: Mapping[str, str], sensors: int,
