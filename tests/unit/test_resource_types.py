@@ -236,3 +236,21 @@ def test_standalone_workers_and_driver_follow_the_instance_shape() -> None:
     spec = driver_spec(objects)
     assert spec["conf"] == {"spark.executor.cores": "2", "spark.executor.memory": "1024m", "spark.cores.max": "4"}
     assert spec["instances"] == 4
+
+
+def test_calibrated_instances_scale_with_their_cores() -> None:
+    """Vertical scaling has a known demand too: an instance of C cores takes C x capacity."""
+    from bench.engine import build_objects
+    from bench.model import parse_benchmark, parse_execution
+    from bench.plugins import load_plugins
+    from bench.runtime.calibrated_sut import instance_capacity
+
+    assert instance_capacity({"params": {"capacity": 500}, "cores": 3}) == 1500
+    assert instance_capacity({"params": {"capacity": 500}}) == 500
+    registry = load_plugins()
+    bench = parse_benchmark(registry.use_cases["calibrated"].default_benchmark())
+    ex = parse_execution({"name": "e", "benchmark": bench.name,
+                          "load": {"loadType": bench.loadTypes[0].typeName, "loadValues": [1000]},
+                          "resources": {"resourceType": "CoresPerInstance", "resourceValues": [3]}})
+    (sut,) = [o for o in build_objects(registry, bench, ex, {}, 1000, 3) if o.get("kind") == "BenchSut"]
+    assert sut["spec"]["coresPerInstance"] == 3

@@ -374,6 +374,7 @@ class EmbeddedPlatform:
                         "params": params,
                         "instance": i,
                         "instances": replicas,
+                        "cores": max(1, int(sut_spec.get("coresPerInstance") or 1)),
                     }
                     run.sut.append(await self._start_child(run, f"sut-{i}", spec.use_case.sut_process, payload))
                 await self._wait_started(run.sut, timeout, "SUT process")

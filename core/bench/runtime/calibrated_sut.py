@@ -33,6 +33,7 @@ import contextlib
 import signal
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
@@ -193,9 +194,16 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         self.announced = True
 
 
+def instance_capacity(spec: Mapping[str, Any]) -> float:
+    """Records/s of one instance: ``capacity`` per core, times the instance's cores
+    (resource type CoresPerInstance), so vertical scaling has a known demand too."""
+    params = spec.get("params") or {}
+    return float(params.get("capacity", DEFAULT_CAPACITY)) * max(1, int(spec.get("cores") or 1))
+
+
 async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:
     params = spec.get("params") or {}
-    capacity = float(params.get("capacity", DEFAULT_CAPACITY))
+    capacity = instance_capacity(spec)
     session_ms = int(params.get("sessionTimeoutMs", 6000))
     topic = spec["topics"]["input"]
     consumer = AIOKafkaConsumer(
