@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from bench.runtime.broker import DEFAULT_KIND
+from e2e_procs import marked as marked_by
 
 pytestmark = pytest.mark.e2e
 
@@ -29,22 +30,7 @@ BROKER = {"kafka": "kafka.Kafka", "tansu": "tansu", "noida": "noida-db"}[DEFAULT
 
 
 def marked(token: str) -> dict[int, str]:
-    """pid -> command line of every live process carrying the marker."""
-    found: dict[int, str] = {}
-    needle = f"{MARK}={token}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if state != "Z":
-            found[int(entry.name)] = cmd
-    return found
+    return marked_by(MARK, token)
 
 
 def wait_for(token: str, needles: list[str], timeout: float) -> dict[int, str]:
