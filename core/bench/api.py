@@ -491,8 +491,13 @@ def standard_benchmark(
     load_types: Sequence[Mapping[str, Any]] = (),
     slos: Sequence[Mapping[str, Any]] | None = None,
     default_execution: Mapping[str, Any] | None = None,
+    cpu_per_instance: float = 0,
 ) -> dict[str, Any]:
     """The default Benchmark document most use cases share.
+
+    ``cpu_per_instance``: the SUT object's ``cpuPerInstance``, a CPU limit in cores per
+    instance (per task slot), as a Kubernetes CPU limit would set; 0 is no limit. On one
+    machine it is what makes instances scale (:mod:`bench.runtime.cpu_limit`).
 
     One SUT object ``sut`` (instances = the ``Instances`` resource type), one generator
     object ``generator`` (sensors = the ``NumSensors`` load type), the lag-trend SLO at
@@ -509,7 +514,7 @@ def standard_benchmark(
         "params": {},
     }
     gen_spec.update(generator or {})
-    sut_spec: dict[str, Any] = {"replicas": 1, "params": dict(sut_params or {})}
+    sut_spec: dict[str, Any] = {"replicas": 1, "cpuPerInstance": cpu_per_instance, "params": dict(sut_params or {})}
     doc: dict[str, Any] = {
         "name": name,
         "useCase": name,

@@ -17,7 +17,7 @@ import platform as pyplatform
 import re
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,7 @@ class EnvironmentRecord:
             "experiments": [],
         }
         self._open: dict[tuple[float, float], dict[str, Any]] = {}
+        self._refresh: Callable[[], Mapping[str, Any]] | None = None
         self.data["spark"] = {"version": pyspark.__version__, **dict(runtime.get("spark") or {})}
 
     @classmethod
@@ -99,7 +100,10 @@ class EnvironmentRecord:
         """Platforms that can say what runs implement ``describe()``; others record only the host side."""
         describe = getattr(platform, "describe", None)
         runtime = describe() if callable(describe) else {"platform": getattr(platform, "name", None)}
-        return cls(path, runtime)
+        record = cls(path, runtime)
+        if callable(describe):
+            record._refresh = describe  # what the platform learns during the run (a CPU limit) is kept
+        return record
 
     def experiment_started(self, load: float, resources: float) -> None:
         entry = {"load": load, "resources": resources, "started": time.time(), "loadAverageStart": load_average()}
@@ -114,4 +118,8 @@ class EnvironmentRecord:
         self.write()
 
     def write(self) -> None:
+        if self._refresh is not None:
+            fresh = dict(self._refresh())
+            self.data["spark"] = {**self.data["spark"], **dict(fresh.pop("spark", None) or {})}
+            self.data.update(fresh)
         atomic_write(self.path, json.dumps(self.data, indent=2, default=str))

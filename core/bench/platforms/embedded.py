@@ -58,7 +58,7 @@ from bench.errors import UserError
 from bench.model import ConfigError
 from bench.patching import find_kind
 from bench.platforms.base import ExperimentSpec, Sample
-from bench.runtime import procs
+from bench.runtime import cpu_limit, procs
 from bench.runtime.broker import (
     DEFAULT_KIND,
     END_OFFSETS_BY_KIND,
@@ -165,6 +165,7 @@ class _Run:
     sampler: LagSampler | None = None
     spark: bool = False
     info: InfoSampler | None = None  # latency, processed rate, CPU and memory (informational)
+    cpu_limit: cpu_limit.CpuLimit | None = None  # the SUT's cgroup (cpuPerInstance)
 
 
 class EmbeddedPlatform:
@@ -179,6 +180,8 @@ class EmbeddedPlatform:
         if self.spark_mode not in ("local", "standalone"):
             raise ValueError(f"spark_mode must be 'local' or 'standalone', got {self.spark_mode!r}")
         self._runs: dict[str, _Run] = {}
+        #: whether the SUT's cpuPerInstance limit applied (for the environment record)
+        self.cpu_limit_record: dict[str, Any] = {}
         #: how often a dead embedded broker was replaced
         self.broker_restarts = 0
         # The runner hands over the registry it built; loading the plugins again here
@@ -191,6 +194,7 @@ class EmbeddedPlatform:
         procs.install_sigterm_handler()
         for stale in procs.sweep_stale_tempdirs():
             log.info("removed %s, left by a run that was killed", stale)
+        cpu_limit.sweep_stale()
         if self.bootstrap_servers is None:
             kind = str(self.options.get("broker") or DEFAULT_KIND)
             note = fallback_note(kind)
@@ -261,6 +265,7 @@ class EmbeddedPlatform:
             "connector": connector_description(self.connector),
             "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None,
                       "conf": dict(self.options.get("spark_conf") or {})},
+            "cpuLimit": dict(self.cpu_limit_record) or None,
         }
 
     @property
@@ -361,6 +366,7 @@ class EmbeddedPlatform:
         replicas = max(1, int(sut_spec.get("replicas", spec.resources or 1)))
         params = {**spec.use_case.default_params, **spec.params, **(sut_spec.get("params") or {})}
         timeout = float(self.options.get("sut_start_timeout") or SUT_START_TIMEOUT_S)
+        self._limit_cpu(run, spec, sut_spec, replicas)
         try:
             if spec.use_case.topology is not None:
                 await self._start_spark(run, spec, replicas, params, timeout)
@@ -378,6 +384,7 @@ class EmbeddedPlatform:
                     }
                     run.sut.append(await self._start_child(run, f"sut-{i}", spec.use_case.sut_process, payload))
                 await self._wait_started(run.sut, timeout, "SUT process")
+                self._join_limit(run)
             else:
                 raise PlatformError(f"use case {spec.use_case.name!r} has neither a topology nor a sut_process")
         except BaseException:
@@ -405,6 +412,37 @@ class EmbeddedPlatform:
         run.spark = True
         run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark_driver", payload))
         await self._wait_started(run.sut, timeout, "Spark driver")
+        self._join_limit(run)
+
+    def _limit_cpu(self, run: _Run, spec: ExperimentSpec, sut_spec: Mapping[str, Any], replicas: int) -> None:
+        """The SUT's cgroup: ``cpuPerInstance`` cores per task slot (instances x cores per instance)."""
+        per_instance = float(sut_spec.get("cpuPerInstance") or 0)
+        if per_instance <= 0 or run.cpu_limit is not None:
+            return
+        if spec.use_case.topology is not None and (self.options.get("spark_master") or self.spark_mode != "local"):
+            # executors live in other processes (a cluster's workers): a limit on the driver
+            # alone would measure the driver
+            self.cpu_limit_record = {"applied": False, "cpuPerInstance": per_instance,
+                                     "reason": "applies to local[N] Spark and SUT processes only"}
+            return
+        slots = replicas * max(1, int(sut_spec.get("coresPerInstance") or 1))
+        try:
+            run.cpu_limit = cpu_limit.create(spec.experiment_id, per_instance * slots)
+            self.cpu_limit_record = {"applied": True, "cpuPerInstance": per_instance,
+                                     "cgroupVersion": run.cpu_limit.version}
+        except cpu_limit.CpuLimitUnavailable as exc:
+            if self.cpu_limit_record.get("applied") is not False:
+                log.warning("cpuPerInstance %s: %s; the SUT runs without a CPU limit", per_instance, exc)
+            self.cpu_limit_record = {"applied": False, "cpuPerInstance": per_instance, "reason": str(exc)}
+
+    def _join_limit(self, run: _Run) -> None:
+        """Once the SUT reported "started": its start-up and warm-up (JVM start, code
+        generation) run unlimited, as they are not what is measured and took 80 s instead
+        of 30 s at a quarter core; the limit holds for the measurement. Each SUT child is
+        its own process group, which covers its JVM and Python workers."""
+        if run.cpu_limit is not None:
+            for child in run.sut:
+                run.cpu_limit.add_group(child.proc.pid)
 
     async def stop_sut(self, spec: ExperimentSpec) -> None:
         run = self._runs.get(spec.experiment_id)
@@ -582,6 +620,8 @@ class EmbeddedPlatform:
                 await run.info.close()
         finally:
             shutil.rmtree(run.dir, ignore_errors=True)
+            if run.cpu_limit is not None:
+                await asyncio.to_thread(run.cpu_limit.remove)
 
 
 def spark_payload(

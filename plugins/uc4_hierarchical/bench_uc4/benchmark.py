@@ -20,7 +20,13 @@ def default_benchmark() -> dict[str, Any]:
         "name": "uc4",
         "useCase": "uc4",
         "sut": {
-            "resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1, "params": {}}}]
+            "resources": [
+                {
+                    "kind": "BenchSut",
+                    "metadata": {"name": "sut"},
+                    "spec": {"replicas": 1, "cpuPerInstance": 0, "params": {}},
+                }
+            ]
         },
         "loadGenerator": {
             "resources": [

@@ -1,0 +1,133 @@
+"""CPU limits per SUT instance on one machine, the way Kubernetes limits a pod: a cgroup quota.
+
+Why: on one machine every "instance" (a Spark task slot, a calibrated process) can
+use every core, so adding instances adds nothing once the SUT's threads and Python
+workers already spread over the cores, and a demand search finds 1 for every load.
+A Kubernetes deployment of the same SUT gives each executor a CPU limit. The embedded
+platform does the same when the SUT object says ``cpuPerInstance: C`` (cores): the
+SUT's process tree (driver JVM, Python workers) runs in a CPU cgroup whose quota is
+``instances x C`` cores. Children inherit the cgroup, so everything the SUT starts
+counts against it.
+
+Needs a writable CPU controller (root, or a delegated cgroup): cgroup v2's
+``cpu.max`` or v1's ``cpu.cfs_quota_us``. Where there is none, :func:`create` says so
+in its error and the platform records that the limit did not apply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PERIOD_US = 100_000
+V1_ROOT = Path("/sys/fs/cgroup/cpu")
+V2_ROOT = Path("/sys/fs/cgroup")
+PREFIX = "bench-"
+
+
+class CpuLimitUnavailable(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class CpuLimit:
+    path: Path
+    cores: float
+    version: int
+
+    def add(self, pid: int) -> None:
+        """Move ``pid`` into the cgroup; the processes it starts afterwards inherit it."""
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def add_group(self, pgid: int) -> int:
+        """Move every process of process group ``pgid`` (a SUT child and all it started:
+        JVM, Python workers); returns how many moved. Processes forked later by a moved
+        one inherit the cgroup."""
+        moved = 0
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid:
+                    self.add(int(entry.name))
+                    moved += 1
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+        return moved
+
+    def usage_seconds(self) -> float | None:
+        """CPU seconds used by everything in the cgroup so far (None if unreadable)."""
+        try:
+            if self.version == 2:
+                for line in (self.path / "cpu.stat").read_text().splitlines():
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1]) / 1e6
+                return None
+            usage = Path(str(self.path).replace("/cpu/", "/cpuacct/"), "cpuacct.usage")
+            return int(usage.read_text()) / 1e9 if usage.exists() else None
+        except (OSError, ValueError):
+            return None
+
+    def remove(self, timeout: float = 5.0) -> None:
+        """Remove the cgroup once its processes are gone (a cgroup with members cannot go)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.1)
+
+
+def _root() -> tuple[Path, int]:
+    controllers = V2_ROOT / "cgroup.controllers"
+    if controllers.exists() and "cpu" in controllers.read_text().split():
+        return V2_ROOT, 2
+    if (V1_ROOT / "cpu.cfs_quota_us").exists():
+        return V1_ROOT, 1
+    raise CpuLimitUnavailable("no cgroup CPU controller (cgroup v2 cpu.max or v1 cpu.cfs_quota_us) on this machine")
+
+
+def create(name: str, cores: float) -> CpuLimit:
+    """A fresh cgroup ``bench-<pid>-<name>`` limited to ``cores`` CPUs."""
+    if cores <= 0:
+        raise ValueError(f"cpu limit must be positive, got {cores}")
+    root, version = _root()
+    path = root / f"{PREFIX}{os.getpid()}-{name}"
+    quota = max(1000, int(round(cores * PERIOD_US)))
+    try:
+        path.mkdir(exist_ok=True)
+        if version == 2:
+            (path / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+        else:
+            (path / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+            (path / "cpu.cfs_quota_us").write_text(str(quota))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+        raise CpuLimitUnavailable(f"cannot create a CPU cgroup under {root}: {exc.strerror or exc}") from None
+    return CpuLimit(path, cores, version)
+
+
+def sweep_stale() -> int:
+    """Remove the cgroups of bench processes that are gone (a killed run); returns how many."""
+    try:
+        root, _ = _root()
+    except CpuLimitUnavailable:
+        return 0
+    removed = 0
+    for path in root.glob(f"{PREFIX}*"):
+        owner = path.name[len(PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            with contextlib.suppress(OSError):
+                path.rmdir()
+                removed += 1
+    return removed
