@@ -193,18 +193,23 @@ def test_external_platform_factory_refuses_without_servers() -> None:
 
 def test_validate_and_run_apply_the_same_defaults(tmp_path: Path) -> None:
     """An execution without loadType or duration is valid for both, with the run's
-    defaults; one that only the run's defaults make invalid fails both."""
+    defaults (UC1's own main-job execution over the laptop defaults); one that only
+    those defaults make invalid fails both."""
+    from bench_uc1 import MAIN_JOB
+
+    duration = MAIN_JOB["execution"]["duration"]
     registry = load_plugins()
     partial = tmp_path / "exec.yaml"
     partial.write_text("benchmark: uc1\nload: {loadValues: [1000]}\nexecution: {warmup: 150}\n")
-    with pytest.raises(ConfigError, match=r"warmup \(150 s\) must be shorter than duration \(120 s\)"):
+    message = rf"warmup \(150 s\) must be shorter than duration \({duration} s\)"
+    with pytest.raises(ConfigError, match=message):
         runner.validate_file(registry, partial, None)
-    with pytest.raises(ConfigError, match=r"warmup \(150 s\) must be shorter than duration \(120 s\)"):
+    with pytest.raises(ConfigError, match=message):
         runner.prepare_run(registry, {"plugin": "uc1", "execution_file": str(partial), "dry_run": True})
     partial.write_text("benchmark: uc1\nload: {loadValues: [1000]}\n")
     assert "valid execution" in runner.validate_file(registry, partial, None)
     prepared = runner.prepare_run(registry, {"plugin": "uc1", "execution_file": str(partial), "dry_run": True})
-    assert prepared.execution.execution.duration == runner.LAPTOP_EXECUTION["execution"]["duration"]
+    assert prepared.execution.execution.duration == duration
 
 
 def test_validate_checks_params_like_run(tmp_path: Path) -> None:

@@ -50,8 +50,29 @@ def topology(ctx: TopologyContext) -> StreamingPlan:
     return StreamingPlan(df=docs, output_mode="append", sink=make_sink(sink, path, max_mb))
 
 
+#: An instance is a task slot limited to a quarter of a core (a Kubernetes CPU limit of
+#: 250m). Unlimited, one local instance took 140,000 records/s while using 0.7 of a core,
+#: more than the generator and broker can push on a 2-core laptop, so every load needed
+#: one instance (docs/performance.md). ``--set sut.cpuPerInstance=0`` lifts the limit.
+CPU_PER_INSTANCE = 0.25
+#: The main job on a laptop: one quarter-core instance keeps up with 10,000 records/s
+#: but not with 40,000 (~31,000 records/s measured), two do: the demand table shows
+#: scaling in about ten minutes.
+MAIN_JOB: dict[str, Any] = {
+    "load": {"loadValues": [10000, 40000]},
+    "resources": {"resourceValues": [1, 2, 3]},
+    "execution": {"duration": 90, "warmup": 30, "repetitions": 1, "afterTeardownDelay": 2},
+}
+
+
 def default_benchmark() -> dict[str, Any]:
-    return standard_benchmark("uc1", {"input": 4, "output": 4}, load_types=[message_period_load_type()])
+    return standard_benchmark(
+        "uc1",
+        {"input": 4, "output": 4},
+        load_types=[message_period_load_type()],
+        cpu_per_instance=CPU_PER_INSTANCE,
+        default_execution=MAIN_JOB,
+    )
 
 
 UC1 = UseCase(
