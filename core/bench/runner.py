@@ -421,6 +421,11 @@ def print_table(outcome: RunOutcome) -> None:
         print(f"  {fmt_value(key):>12}  {shown:>12}")
     for r in outcome.errors:  # no verdict: the search counted them as not passed
         print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
+    for r in outcome.records:
+        if r.unstable:  # a verdict, but a fragile one (docs/analysis.md)
+            print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
+                  f"{'passed' if r.passed else 'failed'}, but its repetitions disagree or its lag slope lies "
+                  "within the noise of the threshold; more repetitions or a longer duration decide it")
     print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 
 

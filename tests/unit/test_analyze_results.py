@@ -65,3 +65,15 @@ def test_a_margin_inside_the_noise_is_unstable(tmp_path: Path) -> None:
     conf = record.slos["lag-trend"]["confidence"]
     assert conf["inside_noise"] is True and record.unstable
     assert store.load_previous()[0].unstable  # and it survives --resume
+
+
+def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: object) -> None:
+    from bench.engine import RunOutcome
+    from bench.runner import print_table
+
+    shaky = ExperimentRecord(load=2000, resources=1, passed=True, unstable=True, outcome="passed")
+    firm = ExperimentRecord(load=4000, resources=2, passed=True, outcome="passed")
+    print_table(RunOutcome(3, "demand", {2000: 1, 4000: 2}, [shaky, firm], tmp_path))
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "unstable: load=2000 resources=1 passed" in out
+    assert "load=4000 resources=2 passed" not in out
