@@ -90,9 +90,18 @@ def test_spark_connector_python_reader_and_committer_authenticate(
     assert result.committed["input"] == result.end_offsets["input"]  # the listener's committer got in
     # the Python source's worker-side reader, in this process
     rows = 0
-    for partition, end in result.end_offsets["input"].items():
-        rng = KafkaRange(secured.bootstrap_servers, result.topics["input"], partition, 0, end)
-        rows += sum(b.num_rows for b in read_range(rng))
+    try:
+        for partition, end in result.end_offsets["input"].items():
+            rng = KafkaRange(secured.bootstrap_servers, result.topics["input"], partition, 0, end)
+            rows += sum(b.num_rows for b in read_range(rng))
+    finally:
+        # the shared session's committer and this process's readers keep clients open: close
+        # them before the secured broker stops, or librdkafka logs its reconnects all session
+        from bench.runtime.kafka_source import close_readers
+        from bench.runtime.spark_session import progress_listener
+
+        close_readers()
+        progress_listener(spark).committer.close()  # type: ignore[arg-type]
     assert rows == 200
 
 

@@ -67,3 +67,23 @@ def test_secrets_are_never_shown_and_travel_through_the_environment(monkeypatch:
     assert current() == sec
     install(KafkaSecurity())
     assert not current()
+
+
+def test_every_kafka_client_in_the_code_gets_the_security_settings() -> None:
+    """A client built without them works on PLAINTEXT and fails only on a secured cluster
+    (a new one was missed once): every construction must pass them on."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    call = re.compile(r"\b(AIOKafkaProducer|AIOKafkaConsumer|AIOKafkaAdminClient|Producer|Consumer|AdminClient)\(")
+    missing = []
+    for path in [*root.glob("core/bench/**/*.py"), *root.glob("plugins/*/bench_*/**/*.py")]:
+        text = path.read_text()
+        for match in call.finditer(text):
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            if text[line_start:match.start()].lstrip().startswith(("class ", "#", "def ")):
+                continue
+            window = text[match.start():match.start() + 400]
+            if not re.search(r"kafka_security\(\)|client_conf\(|_reader_conf\(|security\.confluent\(\)", window):
+                missing.append(f"{path.relative_to(root)}:{text.count(chr(10), 0, match.start()) + 1}")
+    assert not missing, missing

@@ -224,7 +224,8 @@ async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:
     mode = str(params.get("capacityMode", "share"))
     output: Output | None = None
     if spec["topics"].get("output"):
-        producer = AIOKafkaProducer(bootstrap_servers=spec["bootstrap_servers"], linger_ms=5)
+        producer = AIOKafkaProducer(bootstrap_servers=spec["bootstrap_servers"], linger_ms=5,
+                                    **kafka_security().aiokafka())
         await producer.start()
         output = Output(producer, spec["topics"]["output"], float(params.get("delayMs", 0.0)) / 1000.0)
     listener.worker = worker = Worker(consumer, capacity, instances, mode, output)

@@ -35,6 +35,8 @@ import numpy as np
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
+from bench.runtime.kafka_security import current as kafka_security
+
 log = logging.getLogger(__name__)
 
 #: output value fields holding the event time (epoch ms), in order of preference
@@ -115,6 +117,7 @@ class LatencySampler:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             fetch_max_wait_ms=100,
+            **kafka_security().aiokafka(),
         )
         await self._consumer.start()
         self._last = time.time()

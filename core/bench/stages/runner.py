@@ -73,8 +73,10 @@ async def read_records(bootstrap: str, topic: str, timeout: float = 60.0) -> lis
     """Every record of a topic from the beginning to its end offsets: (value, append time ms)."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
+    from bench.runtime.kafka_security import current as kafka_security
+
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                auto_offset_reset="earliest")
+                                auto_offset_reset="earliest", **kafka_security().aiokafka())
     await consumer.start()
     try:
         parts = consumer.partitions_for_topic(topic)
