@@ -148,7 +148,7 @@ async def test_the_generator_publishes_the_change_sequence(kafka_bootstrap: str)
             docs += [m.value.decode() for records in batch.values() for m in records]
     finally:
         task.cancel()
-        published = await task
+        published = await asyncio.wait_for(task, 30)  # a hang here once ate the CI's budget
         await consumer.stop()
     assert published >= CHANGES
     assert docs[:CHANGES] == [registry.dumps(t) for t in TREES[1:]]
