@@ -1,4 +1,7 @@
-"""The bench-kafka source and sink on the real broker and a real SparkSession."""
+"""Spark's Kafka I/O on the real broker and a real SparkSession: both connectors (Spark's
+own ``kafka`` source and sink, and bench's Python ``bench-kafka`` source and sink) read
+every record once, honour the per-trigger record limit, count and skip malformed
+records and get their offsets committed; the Python source's reader on every broker kind."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from bench.api import StreamingPlan, TopologyContext, UseCase
-from bench.runtime.broker import BROKER_KINDS, running_broker
+from bench.runtime.broker import KINDS, running_broker
 from bench.runtime.kafka_source import DataLossError, EndOffsetProbe, KafkaRange, close_readers, read_range
 from bench.testing import create_topics, end_offsets, produce, run_topology
 
@@ -42,7 +45,11 @@ def _record(i: int) -> tuple[str, str, int]:
     return key, json.dumps({"identifier": key, "timestamp": 1000 * i, "valueInW": float(i)}), 1000 * i
 
 
-def test_every_record_once_and_offsets_committed(kafka_bootstrap: str, spark: object) -> None:
+CONNECTORS = pytest.mark.parametrize("connector", ["native", "python"])
+
+
+@CONNECTORS
+def test_every_record_once_and_offsets_committed(kafka_bootstrap: str, spark: object, connector: str) -> None:
     uc = UseCase("raw-copy", "test", _bench, topology=_raw_copy)
     records = [_record(i) for i in range(900)]
     result = run_topology(
@@ -51,6 +58,7 @@ def test_every_record_once_and_offsets_committed(kafka_bootstrap: str, spark: ob
         bootstrap_servers=kafka_bootstrap,
         spark=spark,
         max_records_per_trigger=250,
+        connector=connector,
     )
     sources = Counter(tuple(r["value"].rsplit("|", 2)[1:]) for r in result)
     assert sum(sources.values()) == 900
@@ -62,7 +70,8 @@ def test_every_record_once_and_offsets_committed(kafka_bootstrap: str, spark: ob
     assert sum(result.end_offsets["input"].values()) == 900
 
 
-def test_malformed_records_counted_and_skipped(kafka_bootstrap: str, spark: object) -> None:
+@CONNECTORS
+def test_malformed_records_counted_and_skipped(kafka_bootstrap: str, spark: object, connector: str) -> None:
     uc = UseCase("parsed-copy", "test", _bench, topology=_parsed_copy)
     good = [_record(i) for i in range(40)]
     bad = [
@@ -77,6 +86,7 @@ def test_malformed_records_counted_and_skipped(kafka_bootstrap: str, spark: obje
         [{"input": good[:20] + bad}, {"input": good[20:]}],  # the query must survive step 1
         bootstrap_servers=kafka_bootstrap,
         spark=spark,
+        connector=connector,
     )
     assert result.malformed == len(bad)
     assert len(result) == len(good)
@@ -90,7 +100,7 @@ def test_malformed_records_counted_and_skipped(kafka_bootstrap: str, spark: obje
 # librdkafka's default offset reset jumped silently to the end: records vanished.
 
 
-@pytest.fixture(scope="module", params=sorted(BROKER_KINDS))
+@pytest.fixture(scope="module", params=list(KINDS))
 def any_broker(request: pytest.FixtureRequest) -> Iterator[str]:
     with running_broker(request.param) as handle:
         try:
