@@ -171,7 +171,7 @@ def decide(
     slos: Sequence[Any], registry: Any, series: Mapping[str, Series], execution: Any, spec: Any, elapsed: float
 ) -> list[EarlyDecision]:
     """One decision per SLO, by its own type; a type without ``decide_early`` never decides."""
-    from bench.engine import load_rate
+    from bench.patching import load_rate
 
     rate = load_rate(spec.objects, spec.load)
     out: list[EarlyDecision] = []

@@ -46,7 +46,7 @@ from bench.environment import EnvironmentRecord
 from bench.errors import OptionError
 from bench.info import summarise, write_info
 from bench.model import Benchmark, ConfigError, Execution, SloDef, effective_slos, load_intensity_order
-from bench.patching import apply_all, find_kind, select_indices
+from bench.patching import apply_all, find_kind, load_rate, select_indices
 from bench.plugins import Registry
 from bench.results import ExperimentRecord, Repetition, ResultStore, fmt_value
 
@@ -142,17 +142,6 @@ def merged_params(use_case: UseCase, bench: Benchmark, execution: Execution, obj
         if obj is not None:
             merged.update((obj.get("spec") or {}).get("params") or {})
     return merged
-
-
-def load_rate(objects: list[Manifest], load: float) -> float:
-    """Records/s the generators are asked for: sensors x (1000 / periodMs)."""
-    gen = find_kind(objects, "BenchGenerator")
-    if gen is None:
-        return load
-    spec = gen.get("spec") or {}
-    sensors = float(spec.get("sensors", load))
-    period = float(spec.get("periodMs", 1000.0))
-    return sensors * 1000.0 / period if period > 0 else sensors
 
 
 class Engine:

@@ -63,3 +63,14 @@ def apply_all(
 
 def find_kind(objects: Sequence[Manifest], kind: str) -> Manifest | None:
     return next((obj for obj in objects if obj.get("kind") == kind), None)
+
+
+def load_rate(objects: list[Manifest], load: float) -> float:
+    """Records/s the generators are asked for: sensors x (1000 / periodMs)."""
+    gen = find_kind(objects, "BenchGenerator")
+    if gen is None:
+        return load
+    spec = gen.get("spec") or {}
+    sensors = float(spec.get("sensors", load))
+    period = float(spec.get("periodMs", 1000.0))
+    return sensors * 1000.0 / period if period > 0 else sensors

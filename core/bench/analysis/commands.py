@@ -13,11 +13,8 @@ from pathlib import Path
 
 import click
 
+from bench.analysis.compare import EXIT_REGRESSION  # the demand rose: docs/analysis.md
 from bench.hookspecs import hookimpl
-
-#: ``bench compare`` / ``bench run --expect``: the demand rose (or the capacity fell)
-#: for at least one load; documented in docs/analysis.md
-EXIT_REGRESSION = 3
 
 
 @click.command()

@@ -19,6 +19,10 @@ from bench.results import fmt_value
 Table = dict[float, float | None]
 
 
+#: the exit code of ``bench compare`` and ``bench run --expect`` when the demand rose (documented in --help)
+EXIT_REGRESSION = 3
+
+
 @dataclass(frozen=True)
 class TableFile:
     metric: str
@@ -132,7 +136,6 @@ def expect(expected: TableFile, metric: str, table: Table, name: str) -> tuple[i
     ``expected`` is read before the run starts (:func:`read_table`), so a mistyped
     path fails in seconds, not after hours of benchmarking.
     """
-    from bench.analysis.commands import EXIT_REGRESSION
 
     comparison = compare_tables(expected, TableFile(metric, table))
     return (EXIT_REGRESSION if comparison.regressed else 0), format_comparison(comparison, name, "this run")

@@ -23,7 +23,6 @@ import importlib.util
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from bench.errors import UserError
 from bench.runtime import procs
+from bench.runtime.ports import accepts, free_port  # noqa: F401 - free_port: re-exported for callers
 
 COMMAND_ENV = "BENCH_BROKER_COMMAND"
 START_TIMEOUT_S = 30.0
@@ -101,12 +101,6 @@ def fallback_note(kind: str) -> str | None:
 DEFAULT_KIND = default_kind()
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def broker_command(kind: str, port: int, data_dir: str) -> list[str]:
     template = os.environ.get(COMMAND_ENV)
     if template:
@@ -155,12 +149,6 @@ if TYPE_CHECKING:
 
     #: what the start functions return: a one-process broker or an Apache Kafka cluster
     Broker = BrokerHandle | KafkaCluster
-
-
-def accepts(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _launch(kind: str, port: int | None) -> tuple[BrokerHandle, subprocess.Popen[bytes], list[str]]:

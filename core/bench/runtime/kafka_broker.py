@@ -32,6 +32,7 @@ from bench.errors import UserError
 from bench.runtime import procs
 from bench.runtime.jars import INSTALL_HINT, KafkaJars, kafka_jars
 from bench.runtime.kafka_security import KafkaSecurity
+from bench.runtime.ports import accepts, free_port
 
 #: The broker's JVM heap: enough for a benchmark's few topics, small enough to leave a
 #: 2-core, 8-GB laptop to Spark (measured: docs/performance.md). BENCH_KAFKA_HEAP overrides.
@@ -245,7 +246,6 @@ def launch(nodes: int = 1, ports: list[int] | None = None, scram: tuple[str, str
     Spawned from the calling thread: PR_SET_PDEATHSIG fires when the *thread* that
     forked exits, so never call this from a short-lived worker thread.
     """
-    from bench.runtime.broker import free_port
 
     jars = kafka_jars()
     if jars is None:
@@ -297,8 +297,6 @@ def ready(cluster: KafkaCluster, timeout: float = 2.0) -> bool:
     import logging
 
     from confluent_kafka.admin import AdminClient
-
-    from bench.runtime.broker import accepts
 
     if not all(accepts(n.port) for n in cluster.nodes):
         return False  # cheap check first: a librdkafka client retrying a closed port logs every second

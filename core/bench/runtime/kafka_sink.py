@@ -51,7 +51,7 @@ def produce_batches(batches: Iterator[Any], bootstrap: str, default_topic: str, 
 
     Delivery errors fail the task (so Spark retries the batch): at-least-once output.
     """
-    from bench.runtime.kafka_source import freeze_worker_heap
+    from bench.runtime.kafka_source.worker_heap import freeze_worker_heap
 
     freeze_worker_heap()
     producer = _producer(bootstrap)

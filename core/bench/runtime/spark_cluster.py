@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.runtime import procs
-from bench.runtime.broker import free_port
+from bench.runtime.ports import free_port
 
 START_TIMEOUT_S = 90.0
 
