@@ -150,5 +150,7 @@ async def test_the_generator_publishes_the_change_sequence(kafka_bootstrap: str)
         task.cancel()
         published = await asyncio.wait_for(task, 30)  # a hang here once ate the CI's budget
         await consumer.stop()
-    assert published >= CHANGES
+    # the cancel may land inside the send of the last document the consumer already saw:
+    # that one is published but not counted
+    assert published >= CHANGES - 1
     assert docs[:CHANGES] == [registry.dumps(t) for t in TREES[1:]]
