@@ -68,37 +68,36 @@ def _worker_flag(obj: Manifest, container: str | None, flag: str, rendered: str)
                 _replace_flag(args, flag, rendered)
 
 
-def cores_per_instance_patcher(
-    objects: list[Manifest], value: Any, properties: Mapping[str, Any]
+def _shape_patcher(
+    objects: list[Manifest], container: str | None, field: str, value: int,
+    executor: tuple[str, Any], flag: tuple[str, str],
 ) -> list[Manifest]:
-    cores = cores_value(value, properties)
-    container = properties.get("container")
+    """One instance-shape value to every kind that carries it: the BenchSut field, the
+    SparkApplication's executor, a standalone worker's command-line flag."""
 
     def apply(obj: Manifest) -> None:
         kind = obj.get("kind")
         if kind == "BenchSut":
-            spec_of(obj)[CORES_FIELD] = cores
+            spec_of(obj)[field] = value
         elif kind == "SparkApplication":
-            spec_of(obj).setdefault("executor", {})["cores"] = cores
+            spec_of(obj).setdefault("executor", {})[executor[0]] = executor[1]
         elif kind != "BenchGenerator":
-            _worker_flag(obj, container, "--cores", str(cores))
+            _worker_flag(obj, container, *flag)
 
     return each(objects, apply)
+
+
+def cores_per_instance_patcher(
+    objects: list[Manifest], value: Any, properties: Mapping[str, Any]
+) -> list[Manifest]:
+    cores = cores_value(value, properties)
+    return _shape_patcher(objects, properties.get("container"), CORES_FIELD, cores, ("cores", cores),
+                          ("--cores", str(cores)))
 
 
 def memory_per_instance_patcher(
     objects: list[Manifest], value: Any, properties: Mapping[str, Any]
 ) -> list[Manifest]:
     memory = memory_value(value, properties)
-    container = properties.get("container")
-
-    def apply(obj: Manifest) -> None:
-        kind = obj.get("kind")
-        if kind == "BenchSut":
-            spec_of(obj)[MEMORY_FIELD] = memory
-        elif kind == "SparkApplication":
-            spec_of(obj).setdefault("executor", {})["memory"] = f"{memory}m"
-        elif kind != "BenchGenerator":
-            _worker_flag(obj, container, "--memory", f"{memory}m")
-
-    return each(objects, apply)
+    return _shape_patcher(objects, properties.get("container"), MEMORY_FIELD, memory, ("memory", f"{memory}m"),
+                          ("--memory", f"{memory}m"))
