@@ -22,7 +22,7 @@ def kafka_bootstrap() -> Iterator[str]:
     if given:
         yield given
         return
-    from bench.runtime.broker import running_broker
+    from bench.runtime.kafka.broker import running_broker
 
     with running_broker() as broker:
         yield broker.bootstrap_servers
@@ -31,12 +31,12 @@ def kafka_bootstrap() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One local[1] SparkSession (bench-kafka registered) shared by all e2e tests."""
-    from bench.runtime.spark_session import build_session
+    from bench.runtime.spark.session import build_session
 
     session = build_session("local[1]", "bench-tests", 1)
     try:
         yield session
     finally:
-        from bench.runtime.spark_session import stop_session
+        from bench.runtime.spark.session import stop_session
 
         stop_session(session)

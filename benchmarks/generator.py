@@ -108,7 +108,7 @@ def run_generator(bootstrap: str, topic: str, rate: float, seconds: float, tmp: 
     }
     path = Path(tmp, "gen.json")
     path.write_text(json.dumps(spec))
-    proc = subprocess.Popen([sys.executable, "-m", "bench.runtime.generator_main", str(path)],
+    proc = subprocess.Popen([sys.executable, "-m", "bench.runtime.load.generator_main", str(path)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     events: dict[str, dict[str, Any]] = {}
@@ -154,8 +154,8 @@ def main() -> int:
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     params: dict[str, Any] = {} if args.linger_ms is None else {"lingerMs": args.linger_ms}
 
-    from bench.runtime.broker import running_broker
-    from bench.runtime.lag import create_topics, delete_topics
+    from bench.runtime.kafka.broker import running_broker
+    from bench.runtime.kafka.lag import create_topics, delete_topics
 
     banner(f"generator vs raw aiokafka producer, {PARTITIONS} partitions, {KEYS} keys, {seconds:g} s x {args.runs}"
            + (f", generator lingerMs {args.linger_ms}" if args.linger_ms is not None else "") + f", {where}")

@@ -36,7 +36,7 @@ GROUP = "lag-bench-group"
 
 async def sampler_child(bootstrap: str, topic: str, interval: float, seconds: float,
                         method: str) -> dict[str, float]:
-    from bench.runtime.lag import LagSampler
+    from bench.runtime.kafka.lag import LagSampler
 
     async with LagSampler(bootstrap, GROUP, [topic], end_offsets=method) as sampler:
         await sampler.sample()  # connections, metadata: start-up, not steady-state cost
@@ -65,7 +65,7 @@ async def sampler_child(bootstrap: str, topic: str, interval: float, seconds: fl
 async def setup(bootstrap: str, topic: str) -> None:
     """Topic, some records on every partition, and committed offsets on all of them."""
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-    from bench.runtime.lag import create_topics
+    from bench.runtime.kafka.lag import create_topics
 
     await create_topics(bootstrap, [(topic, PARTITIONS)])
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
@@ -91,7 +91,7 @@ def start_generator(bootstrap: str, topic: str, rate: float, tmp: str) -> subpro
             "period_ms": len(keys) * 1000.0 / rate, "duration_s": None, "params": {}}
     path = Path(tmp, "gen.json")
     path.write_text(json.dumps(spec))
-    proc = subprocess.Popen([sys.executable, "-m", "bench.runtime.generator_main", str(path)],
+    proc = subprocess.Popen([sys.executable, "-m", "bench.runtime.load.generator_main", str(path)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -126,7 +126,7 @@ def main() -> int:
     where = place_broker_data(args.broker_on_disk)
     seconds = args.seconds or (10.0 if args.quick else 30.0)
 
-    from bench.runtime.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, running_broker
+    from bench.runtime.kafka.broker import DEFAULT_KIND, END_OFFSETS_BY_KIND, running_broker
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     kind = args.broker or DEFAULT_KIND

@@ -50,7 +50,7 @@ _names = itertools.count()
 async def fill(bootstrap: str, topic: str, rows: int) -> None:
     """ActivePowerRecords as the generator writes them, as fast as the batch API goes."""
     from aiokafka import AIOKafkaProducer
-    from bench.runtime.lag import create_topics
+    from bench.runtime.kafka.lag import create_topics
 
     await create_topics(bootstrap, [(topic, PARTITIONS)])
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, max_batch_size=256 * 1024,
@@ -79,7 +79,7 @@ async def fill(bootstrap: str, topic: str, rows: int) -> None:
 def rate_context(spark: Any, rows: int, params: dict[str, Any]) -> Any:
     """A TopologyContext whose measurements come from the rate-micro-batch source."""
     from bench.api import TopologyContext
-    from bench.runtime.sut_query import parse_measurements
+    from bench.runtime.spark.sut_query import parse_measurements
     from pyspark.sql import functions as F
 
     def raw(_: str) -> Any:
@@ -101,7 +101,7 @@ def rate_context(spark: Any, rows: int, params: dict[str, Any]) -> Any:
 def run_query(spark: Any, source: str, bootstrap: str, topic: str, rows: int, batches: int,
               tmp: str) -> list[dict[str, Any]]:
     """Run UC1 until ``batches`` measured micro-batches (after the first) have finished."""
-    from bench.runtime.sut_query import build_context, start_query
+    from bench.runtime.spark.sut_query import build_context, start_query
     from bench_uc1 import topology
 
     n = next(_names)
@@ -181,8 +181,8 @@ def main() -> int:
     batches = max(5, args.batches or (5 if args.quick else 8))
     rows = args.rows or (50_000 if args.quick else 100_000)
 
-    from bench.runtime.broker import running_broker
-    from bench.runtime.spark_session import build_session, stop_session
+    from bench.runtime.kafka.broker import running_broker
+    from bench.runtime.spark.session import build_session, stop_session
 
     with running_broker() as broker, tempfile.TemporaryDirectory() as tmp:
         banner(f"UC1 on local[1]: {' vs '.join(sources)} sources, {rows:,} rows/batch, {batches} batches x "

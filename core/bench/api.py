@@ -497,7 +497,7 @@ def standard_benchmark(
 
     ``cpu_per_instance``: the SUT object's ``cpuPerInstance``, a CPU limit in cores per
     instance (per task slot), as a Kubernetes CPU limit would set; 0 is no limit. On one
-    machine it is what makes instances scale (:mod:`bench.runtime.cpu_limit`).
+    machine it is what makes instances scale (:mod:`bench.runtime.spark.cpu_limit`).
 
     One SUT object ``sut`` (instances = the ``Instances`` resource type), one generator
     object ``generator`` (sensors = the ``NumSensors`` load type), the lag-trend SLO at

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.results import atomic_write
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.security import current as kafka_security
 
 
 @functools.lru_cache(maxsize=1)

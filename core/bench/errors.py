@@ -27,7 +27,7 @@ class OptionError(UserError, ValueError):
 #: cannot come from a module that was never loaded. The broker, platform and Kubernetes
 #: errors derive from UserError now; an entry goes once its class does.
 ENVIRONMENT_ERRORS: tuple[tuple[str, str], ...] = (
-    ("bench.runtime.spark_cluster", "SparkClusterError"),
+    ("bench.runtime.spark.cluster", "SparkClusterError"),
     ("bench.prometheus", "PrometheusError"),
 )
 

@@ -61,7 +61,7 @@ Emit = Callable[[Mapping[str, Any]], None]
 
 
 def export_progress(experiment: str, group: str, event: Mapping[str, Any]) -> None:
-    """One progress line of the Spark driver (:class:`bench.runtime.sut_query.ProgressTotals`)
+    """One progress line of the Spark driver (:class:`bench.runtime.spark.sut_query.ProgressTotals`)
     into the SUT gauges."""
     SUT_DROPPED.labels(experiment, group).set(float(event.get("droppedByWatermark") or 0))
     SUT_MALFORMED.labels(experiment, group).set(float(event.get("malformed") or 0))

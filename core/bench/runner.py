@@ -43,9 +43,9 @@ from bench.model import (
 from bench.options import parse_sets, split_floats
 from bench.plugins import Registry
 from bench.results import fmt_value
-from bench.runtime.broker import DEFAULT_KIND as DEFAULT_BROKER
-from bench.runtime.kafka_security import KafkaSecurity
-from bench.runtime.kafka_security import install as install_kafka_security
+from bench.runtime.kafka.broker import DEFAULT_KIND as DEFAULT_BROKER
+from bench.runtime.kafka.security import KafkaSecurity
+from bench.runtime.kafka.security import install as install_kafka_security
 
 #: Laptop-sized defaults used when neither an execution file nor the use case says
 #: otherwise: a complete demand table in well under 15 minutes on 2 cores.

@@ -40,8 +40,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.api import UseCase
-from bench.runtime.kafka_security import current as kafka_security
-from bench.runtime.sut_query import ProgressTotals, build_context, start_query
+from bench.runtime.kafka.security import current as kafka_security
+from bench.runtime.spark.sut_query import ProgressTotals, build_context, start_query
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -71,7 +71,7 @@ TEST_TOPIC_CONFIG = {"retention.ms": "-1", "retention.bytes": "-1"}
 
 def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 10.0) -> None:
     """Create real topics {name: partitions} that never delete records; an existing topic is fine."""
-    from bench.runtime.kafka_admin import create_topics_sync
+    from bench.runtime.kafka.admin import create_topics_sync
 
     create_topics_sync(bootstrap, topics, TEST_TOPIC_CONFIG)
 
@@ -102,7 +102,7 @@ def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     """True end offsets (from fetch high watermarks, not tansu's ListOffsets)."""
-    from bench.runtime.kafka_source import EndOffsetProbe
+    from bench.runtime.kafka.source import EndOffsetProbe
 
     probe = EndOffsetProbe(bootstrap)
     try:
@@ -115,7 +115,7 @@ def committed_offsets(bootstrap: str, group_id: str, topic: str) -> dict[int, in
     """The group's committed offsets per partition (-1001 = none)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from bench.runtime.kafka_source import EndOffsetProbe
+    from bench.runtime.kafka.source import EndOffsetProbe
 
     probe = EndOffsetProbe(bootstrap)
     parts = probe.partitions(topic)
@@ -228,8 +228,8 @@ def run_topology(
     ``connector``: ``native`` (Spark's own, the default when installed) or ``python``.
     See the module docstring for what the result holds.
     """
-    from bench.runtime.jars import default_connector
-    from bench.runtime.spark_session import build_session, progress_listener
+    from bench.runtime.host.jars import default_connector
+    from bench.runtime.spark.session import build_session, progress_listener
 
     connector = connector or default_connector()
     if use_case.topology is None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from bench.runtime.broker import (
+from bench.runtime.kafka.broker import (
     END_OFFSETS_BY_KIND,
     KINDS,
     BrokerError,
@@ -16,8 +16,8 @@ from bench.runtime.broker import (
     running_broker,
     start_broker,
 )
-from bench.runtime.generator import partition_of
-from bench.runtime.lag import LagSampler, create_topics, delete_topics
+from bench.runtime.kafka.lag import LagSampler, create_topics, delete_topics
+from bench.runtime.load.generator import partition_of
 
 pytestmark = pytest.mark.e2e
 

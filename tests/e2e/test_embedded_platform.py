@@ -15,7 +15,7 @@ from bench.api import UseCase
 from bench.builtin.calibrated import default_benchmark
 from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.embedded import EmbeddedPlatform, PlatformError
-from bench.runtime import procs
+from bench.runtime.host import procs
 from e2e_specs import calibrated_spec
 
 pytestmark = pytest.mark.e2e

@@ -221,7 +221,7 @@ def test_killed_spark_driver_of_uc1_is_retried_to_the_final_table(tmp_path: Path
     bench = Bench(tmp_path, ["--plugin", "uc1", "--loads", "500", "--resources", "1", "--duration", "30",
                              "--warmup", "10", "--sample-interval", "2", "--repetitions", "1", "--no-early-stop"])
     bench.start()
-    bench.inject(kill("bench.runtime.spark_driver"))
+    bench.inject(kill("bench.runtime.spark.driver"))
     code, out = bench.finish(timeout=600)
     assert code == 0, out[-3000:]
     (experiment,) = bench.result()["experiments"]

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 from aiokafka import AIOKafkaConsumer
 from bench.api import GeneratorSpec
-from bench.runtime import generator
-from bench.runtime.broker import KINDS, BrokerHandle, running_broker
-from bench.runtime.generator import partition_of, run_active_power
-from bench.runtime.lag import create_topics, delete_topics
+from bench.runtime.kafka.broker import KINDS, BrokerHandle, running_broker
+from bench.runtime.kafka.lag import create_topics, delete_topics
+from bench.runtime.load import generator
+from bench.runtime.load.generator import partition_of, run_active_power
 
 pytestmark = pytest.mark.e2e
 

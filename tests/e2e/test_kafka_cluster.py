@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
-from bench.runtime import procs
-from bench.runtime.jars import kafka_jars
-from bench.runtime.kafka_admin import create_topics
-from bench.runtime.kafka_broker import KafkaCluster, KafkaStartError, start_sync
+from bench.runtime.host import procs
+from bench.runtime.host.jars import kafka_jars
+from bench.runtime.kafka.admin import create_topics
+from bench.runtime.kafka.apache_kafka import KafkaCluster, KafkaStartError, start_sync
 
 pytestmark = [
     pytest.mark.e2e,

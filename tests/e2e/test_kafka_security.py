@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 from bench.api import GeneratorSpec
-from bench.runtime.jars import kafka_jars
-from bench.runtime.kafka_admin import create_topics
-from bench.runtime.kafka_broker import KafkaCluster, start_sync
-from bench.runtime.kafka_security import ENV, KafkaSecurity
-from bench.runtime.lag import LagSampler
+from bench.runtime.host.jars import kafka_jars
+from bench.runtime.kafka.admin import create_topics
+from bench.runtime.kafka.apache_kafka import KafkaCluster, start_sync
+from bench.runtime.kafka.lag import LagSampler
+from bench.runtime.kafka.security import ENV, KafkaSecurity
 
 pytestmark = [
     pytest.mark.e2e,
@@ -62,7 +62,7 @@ def test_without_credentials_the_broker_refuses(secured: KafkaCluster, monkeypat
 
 
 async def test_admin_generator_and_lag_sampler_authenticate(secured: KafkaCluster, credentials: KafkaSecurity) -> None:
-    from bench.runtime.generator import run_active_power
+    from bench.runtime.load.generator import run_active_power
 
     topic = f"sec-{uuid.uuid4().hex[:8]}"
     await create_topics(secured.bootstrap_servers, [(topic, 2)])
@@ -77,7 +77,7 @@ async def test_admin_generator_and_lag_sampler_authenticate(secured: KafkaCluste
 def test_spark_connector_python_reader_and_committer_authenticate(
     secured: KafkaCluster, credentials: KafkaSecurity, spark: object
 ) -> None:
-    from bench.runtime.kafka_source import KafkaRange, read_range
+    from bench.runtime.kafka.source import KafkaRange, read_range
     from bench.testing import run_topology
     from bench_uc1 import UC1
 
@@ -97,8 +97,8 @@ def test_spark_connector_python_reader_and_committer_authenticate(
     finally:
         # the shared session's committer and this process's readers keep clients open: close
         # them before the secured broker stops, or librdkafka logs its reconnects all session
-        from bench.runtime.kafka_source import close_readers
-        from bench.runtime.spark_session import progress_listener
+        from bench.runtime.kafka.source import close_readers
+        from bench.runtime.spark.session import progress_listener
 
         close_readers()
         progress_listener(spark).committer.close()  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from bench.runtime.broker import DEFAULT_KIND
+from bench.runtime.kafka.broker import DEFAULT_KIND
 from e2e_procs import marked as marked_by
 
 pytestmark = pytest.mark.e2e
@@ -51,7 +51,7 @@ def bench_cli() -> str:
     ("plugin", "needles"),
     [
         ("calibrated", [BROKER, "calibrated_sut", "generator_main"]),
-        ("uc1", [BROKER, "spark_driver", "java"]),
+        ("uc1", [BROKER, "spark.driver", "java"]),
     ],
 )
 def test_ctrl_c_mid_experiment_leaves_no_process(plugin: str, needles: list[str], tmp_path: Path) -> None:

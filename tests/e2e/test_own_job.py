@@ -67,7 +67,7 @@ def test_generator_writes_the_records_of_a_template(kafka_bootstrap: str) -> Non
     import uuid
 
     from bench.api import GeneratorSpec
-    from bench.runtime.generator import run_active_power
+    from bench.runtime.load.generator import run_active_power
     from bench.testing import create_topics, read_all
 
     topic = f"input-{uuid.uuid4().hex[:8]}"

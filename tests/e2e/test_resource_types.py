@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from bench.runtime import procs
-from bench.runtime.spark_cluster import InstanceShape, SparkCluster
+from bench.runtime.host import procs
+from bench.runtime.spark.cluster import InstanceShape, SparkCluster
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 from bench.api import StreamingPlan, TopologyContext, UseCase
-from bench.runtime.broker import KINDS, running_broker
-from bench.runtime.kafka_source import DataLossError, EndOffsetProbe, KafkaRange, close_readers, read_range
+from bench.runtime.kafka.broker import KINDS, running_broker
+from bench.runtime.kafka.source import DataLossError, EndOffsetProbe, KafkaRange, close_readers, read_range
 from bench.testing import create_topics, end_offsets, produce, run_topology
 
 pytestmark = pytest.mark.e2e
@@ -176,8 +176,7 @@ def test_read_range_builds_only_the_requested_columns(any_broker: str) -> None:
 
 
 def test_long_range_comes_in_several_arrow_batches_without_gaps(any_broker: str) -> None:
-    from bench.runtime import kafka_source
-
+    from bench.runtime.kafka import source as kafka_source
     topic = f"long-{uuid.uuid4().hex[:8]}"
     create_topics(any_broker, {topic: 1})
     total = 2 * kafka_source._ARROW_ROWS + 500

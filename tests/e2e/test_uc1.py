@@ -63,7 +63,7 @@ def test_spark_driver_runs_uc1_into_sqlite_and_stops_on_sigterm(kafka_bootstrap:
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(spec))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.runtime.spark_driver", str(spec_file)],
+        [sys.executable, "-m", "bench.runtime.spark.driver", str(spec_file)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

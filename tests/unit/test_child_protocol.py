@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.runtime import child_protocol
+from bench.runtime.host import child_protocol
 
 
 def _lines(out: str) -> list[dict[str, Any]]:

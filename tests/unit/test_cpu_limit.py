@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from bench.runtime import cpu_limit
+from bench.runtime.spark import cpu_limit
 
 
 def _limit_or_skip(name: str, cores: float) -> cpu_limit.CpuLimit:

@@ -11,8 +11,8 @@ from aiokafka.partitioner import DefaultPartitioner
 from bench.api import sensor_keys, split_keys
 from bench.plugins import load_plugins
 from bench.runtime.calibrated_sut import Pacer
-from bench.runtime.generator import Schedule, assign_partitions, encode_record, partition_of
-from bench.runtime.generator_main import spec_from_json
+from bench.runtime.load.generator import Schedule, assign_partitions, encode_record, partition_of
+from bench.runtime.load.generator_main import spec_from_json
 
 
 def test_schedule_every_key_once_per_period_in_phase_order() -> None:

@@ -7,7 +7,7 @@ import json
 import random
 
 import pytest
-from bench.runtime.generator import Schedule, encode_record, record_template
+from bench.runtime.load.generator import Schedule, encode_record, record_template
 
 
 def expand(schedule: Schedule, spans: list[tuple[int, int, int]], keys: list[int]) -> list[tuple[int, float]]:

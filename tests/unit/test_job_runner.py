@@ -14,8 +14,8 @@ import pytest
 from bench.builtin.job import JOB, check_script, job_params
 from bench.model import ConfigError, declared_params, validate_params
 from bench.plugins import load_plugins
-from bench.runtime import job_runner
-from bench.runtime.job_runner import JobScriptError, JobSupervisor, ReadCheck, describe_exception, rows_read_from
+from bench.runtime.spark import user_job as job_runner
+from bench.runtime.spark.user_job import JobScriptError, JobSupervisor, ReadCheck, describe_exception, rows_read_from
 
 # --------------------------------------------------------------------------- the use case
 
@@ -235,8 +235,7 @@ def test_a_query_that_fails_after_reading_is_a_fault_not_a_job_error(
 
 
 def test_driver_hands_a_spec_with_a_job_to_the_job_runner(monkeypatch: Any, tmp_path: Path) -> None:
-    from bench.runtime import spark_driver
-
+    from bench.runtime.spark import driver as spark_driver
     seen: list[dict[str, Any]] = []
     monkeypatch.setattr(job_runner, "run", lambda spec, emit: seen.append(dict(spec)) or 0)
     spec = {"use_case": "job", "params": {"job": "/x/own.py"}, "bootstrap_servers": "h:1"}

@@ -7,7 +7,7 @@ import json
 import pytest
 from bench.model import ConfigError, declared_params, validate_params
 from bench.plugins import load_plugins
-from bench.runtime.generator import check_record_template, encode_record, record_template, user_record_template
+from bench.runtime.load.generator import check_record_template, encode_record, record_template, user_record_template
 
 TEMPLATE = '{"sensor": "{key}", "ts": {timestamp}, "kind": "100% power", "nested": {"a": [1, 2]}}'
 

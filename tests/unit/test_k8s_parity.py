@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from bench import metrics
-from bench.runtime.broker import free_port
+from bench.runtime.kafka.broker import free_port
 from prometheus_client import REGISTRY
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench.runtime.kafka_security import KafkaConfigError, KafkaSecurity, current, install
+from bench.runtime.kafka.security import KafkaConfigError, KafkaSecurity, current, install
 
 SCRAM = ["security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-512", "sasl.username=alice",
          "sasl.password=pa\"ss"]

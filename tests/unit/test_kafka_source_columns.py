@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from bench.runtime.kafka_source import SCHEMA, output_columns, schema_of
+from bench.runtime.kafka.source import SCHEMA, output_columns, schema_of
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 
@@ -28,7 +28,7 @@ def test_wrong_type_is_named() -> None:
 
 
 def test_read_topic_rejects_unknown_columns_before_spark_is_touched() -> None:
-    from bench.runtime.sut_query import read_topic
+    from bench.runtime.spark.sut_query import read_topic
 
     with pytest.raises(ValueError, match="unknown topic column.*'vlaue'"):
         read_topic(None, "localhost:1", "t", columns=("vlaue",))  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.runtime.kafka_source import KafkaRange, KafkaRanges, group_ranges
+from bench.runtime.kafka.source import KafkaRange, KafkaRanges, group_ranges
 
 
 def _ranges(sizes: list[int]) -> list[KafkaRange]:

@@ -8,7 +8,7 @@ import pytest
 from bench.api import Series, SloContext
 from bench.builtin.slos import check_latency, latency_sli, validate_latency
 from bench.plugins import load_plugins
-from bench.runtime.latency import event_time_ms, latency_stats
+from bench.runtime.kafka.latency import event_time_ms, latency_stats
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from bench.runtime import host_stats
-from bench.runtime.host_stats import HostStats, group_usage, parse_pid_stat, parse_proc_stat
+from bench.runtime.host import stats as host_stats
+from bench.runtime.host.stats import HostStats, group_usage, parse_pid_stat, parse_proc_stat
 
 
 def _pid_stat(pid: int, comm: str, pgrp: int, utime: int, stime: int, rss: int) -> str:

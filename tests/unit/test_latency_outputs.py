@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from bench.runtime.latency import event_time_ms
+from bench.runtime.kafka.latency import event_time_ms
 from bench_uc2.params import Uc2Params
 from bench_uc2.topology import downsample
 from bench_uc2.topology import to_key_value as uc2_key_value

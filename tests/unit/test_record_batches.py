@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiokafka.producer.message_accumulator import BatchBuilder
-from bench.runtime.record_batches import NO_HEADERS, BatchFiller, direct_append_works
+from bench.runtime.load.record_batches import NO_HEADERS, BatchFiller, direct_append_works
 
 
 class _Producer:

@@ -14,7 +14,7 @@ from bench.k8s.manifests import render_manifests
 from bench.patchers.common import PatcherError
 from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.embedded import spark_payload
-from bench.runtime.spark_cluster import InstanceShape
+from bench.runtime.spark.cluster import InstanceShape
 
 P = {p.name: p.patch for p in PATCHERS}
 

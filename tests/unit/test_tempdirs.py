@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.runtime import procs
+from bench.runtime.host import procs
 
 
 def _owned_by(base: Path, name: str, pid: int, started: str | None) -> Path:

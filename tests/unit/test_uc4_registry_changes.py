@@ -97,8 +97,7 @@ async def test_change_loop_publishes_one_change_per_interval_until_cancelled() -
 async def test_only_the_first_instance_changes_the_registry_and_only_when_asked(
     monkeypatch: pytest.MonkeyPatch, params: dict[str, Any], changes: bool
 ) -> None:
-    from bench.runtime import generator as runtime
-
+    from bench.runtime.load import generator as runtime
     started: list[float] = []
 
     async def fake_changes(spec: GeneratorSpec, interval: float, *_: Any) -> int:

@@ -12,8 +12,8 @@ from bench.errors import UserError
 from bench.k8s.client import ForbiddenError, KubernetesError, ReadinessTimeout
 from bench.k8s.manifests import ObjectFailed
 from bench.platforms.embedded import PlatformError
-from bench.runtime.broker import BrokerError
-from bench.runtime.kafka_broker import KafkaStartError
+from bench.runtime.kafka.apache_kafka import KafkaStartError
+from bench.runtime.kafka.broker import BrokerError
 from click.testing import CliRunner
 
 

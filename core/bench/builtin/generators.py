@@ -16,7 +16,7 @@ class RecordTemplateParam(ParamSpec):
 
     def check(self, value: Any) -> None:
         super().check(value)
-        from bench.runtime.generator import check_record_template
+        from bench.runtime.load.generator import check_record_template
 
         try:
             check_record_template(str(value))
@@ -24,7 +24,7 @@ class RecordTemplateParam(ParamSpec):
             raise ValueError(f"is not JSON once {{key}} and {{timestamp}} are filled in: {exc}") from None
 
 
-#: What ``bench.runtime.generator.run_active_power`` reads from its params; a generator
+#: What ``bench.runtime.load.generator.run_active_power`` reads from its params; a generator
 #: that wraps it (UC4's) declares these too, since every ``--set`` key reaches it.
 ACTIVE_POWER_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("partitioner", str, choices=("murmur2", "round-robin"), doc="how keys map to partitions"),
@@ -43,6 +43,6 @@ ACTIVE_POWER_PARAMS: tuple[ParamSpec, ...] = (
 @hookimpl
 def bench_register_generators(register: Registrar) -> None:
     # aiokafka is a core dependency, so importing the generator here is cheap enough.
-    from bench.runtime.generator import ACTIVE_POWER
+    from bench.runtime.load.generator import ACTIVE_POWER
 
     register.generator(dataclasses.replace(ACTIVE_POWER, params=ACTIVE_POWER_PARAMS))

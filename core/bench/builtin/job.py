@@ -4,7 +4,7 @@ Why a use case: everything else of the method stays as for UC1 (topics ``input``
 ``output``, the NumSensors load type, the Instances resource type, the lag-trend SLO,
 the active-power generator and its ActivePowerRecord JSON, or the records of a user's
 template), so the engine, the search, the results and ``--resume`` need nothing new.
-Only the SUT differs: the Spark driver runs the script (:mod:`bench.runtime.job_runner`)
+Only the SUT differs: the Spark driver runs the script (:mod:`bench.runtime.spark.user_job`)
 instead of building a topology. The script's path travels as the parameter ``job``,
 so it is recorded with the run's parameters and a resumed run must name the same one.
 
@@ -85,7 +85,7 @@ def job_params(path: str, record_template: str | None = None) -> dict[str, Any]:
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"--record-template {record_template}: cannot be read: "
                               f"{getattr(exc, 'strerror', None) or exc}") from None
-        from bench.runtime.generator import check_record_template
+        from bench.runtime.load.generator import check_record_template
 
         try:
             check_record_template(text)

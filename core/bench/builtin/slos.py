@@ -141,7 +141,7 @@ def check_dropped(series: list[Series], ctx: SloContext) -> SloVerdict:
 
 # ----------------------------------------------------------------- latency
 
-#: ``percentile`` values and the SLI each reads (bench.runtime.latency.PERCENTILES)
+#: ``percentile`` values and the SLI each reads (bench.runtime.kafka.latency.PERCENTILES)
 LATENCY_PERCENTILES = {"50": "latency-p50", "95": "latency-p95", "99": "latency-p99", "max": "latency-max"}
 DEFAULT_LATENCY_PERCENTILE = "99"
 

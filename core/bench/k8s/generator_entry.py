@@ -4,7 +4,7 @@ The pod learns the whole workload from environment variables (set by
 ``bench.k8s.manifests``) and its instance number from its StatefulSet ordinal (the
 ``-N`` suffix of its hostname) or ``BENCH_INSTANCE_INDEX``. It takes its contiguous
 share of the key space, as the reference's instances do, and hands over to
-``bench.runtime.generator_main``. Instance 0 also runs the generator's ``prepare``
+``bench.runtime.load.generator_main``. Instance 0 also runs the generator's ``prepare``
 step (UC4 publishes its sensor registry there).
 """
 
@@ -55,8 +55,7 @@ def instance_spec(env: Mapping[str, str], key_fn: Any = None) -> dict[str, Any]:
 
 def main() -> int:
     from bench.plugins import load_plugins
-    from bench.runtime import generator_main
-
+    from bench.runtime.load import generator_main
     env = dict(os.environ)
     generators = load_plugins().generators
     gen = generators.get(env.get("BENCH_GENERATOR", "active-power"))

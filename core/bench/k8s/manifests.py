@@ -5,7 +5,7 @@ A benchmark written for the embedded platform describes its SUT as ``BenchSut``
 replicas, periodMs, params). On Kubernetes these become:
 
 - SUT, ``sut_mode: spark-operator`` (default): a SparkApplication of the Spark operator
-  (executor instances = replicas) running ``bench.runtime.spark_driver``;
+  (executor instances = replicas) running ``bench.runtime.spark.driver``;
   ``sut_mode: standalone``: a Spark master Deployment + Service, a worker Deployment
   (replicas) and a driver Job, all from the pyspark wheel. Each executor (worker) has
   ``coresPerInstance`` cores and ``memoryPerInstanceMb`` MiB when the BenchSut has them
@@ -362,7 +362,7 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
                         _container(
                             "driver",
                             sut.image,
-                            ["python", "-m", "bench.runtime.spark_driver", f"{SPEC_DIR}/spec.json"],
+                            ["python", "-m", "bench.runtime.spark.driver", f"{SPEC_DIR}/spec.json"],
                             sut.env,
                             volumeMounts=[sut.mount],
                             ports=[metrics_port(sut.options)],

@@ -1,6 +1,6 @@
 """The ``embedded`` and ``external`` platforms: everything as local child processes.
 
-``embedded`` starts a broker (``bench.runtime.broker``: Apache Kafka when installed,
+``embedded`` starts a broker (``bench.runtime.kafka.broker``: Apache Kafka when installed,
 one KRaft node or ``brokers`` nodes) unless ``bootstrap_servers`` is given, and runs
 the SUT with local Spark; ``external`` is the same class pointed at an existing Kafka (and optionally Spark) cluster.
 
@@ -33,7 +33,7 @@ Resource types (:mod:`bench.patchers.executor`): ``Instances`` is N;
 each), in local mode ``local[N x C]``; ``MemoryPerInstance`` M MiB is each executor's
 heap (``spark.executor.memory``, the workers offer exactly that) on a standalone
 master, and in local mode, where every task runs in the driver's JVM, the driver's
-heap N x M (:class:`bench.runtime.spark_cluster.InstanceShape`).
+heap N x M (:class:`bench.runtime.spark.cluster.InstanceShape`).
 """
 
 from __future__ import annotations
@@ -58,22 +58,23 @@ from bench.errors import UserError
 from bench.model import ConfigError
 from bench.patching import find_kind
 from bench.platforms.base import ExperimentSpec, Sample
-from bench.runtime import cpu_limit, procs
-from bench.runtime.broker import (
+from bench.runtime.host import procs
+from bench.runtime.host.jars import connector_description, default_connector
+from bench.runtime.info_sampler import InfoSampler
+from bench.runtime.kafka.admin import create_experiment_topics
+from bench.runtime.kafka.broker import (
     DEFAULT_KIND,
     END_OFFSETS_BY_KIND,
     broker_description,
     fallback_note,
     start_broker,
 )
-from bench.runtime.info_sampler import InfoSampler
-from bench.runtime.jars import connector_description, default_connector
-from bench.runtime.kafka_admin import create_experiment_topics
+from bench.runtime.spark import cpu_limit
 
 if TYPE_CHECKING:
-    from bench.runtime.broker import Broker
-from bench.runtime.lag import LagSampler, delete_topics
-from bench.runtime.spark_cluster import InstanceShape, SparkCluster
+    from bench.runtime.kafka.broker import Broker
+from bench.runtime.kafka.lag import LagSampler, delete_topics
+from bench.runtime.spark.cluster import InstanceShape, SparkCluster
 
 if TYPE_CHECKING:
     from bench.plugins import Registry
@@ -410,7 +411,7 @@ class EmbeddedPlatform:
             "connector": self.connector,
         }
         run.spark = True
-        run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark_driver", payload))
+        run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark.driver", payload))
         await self._wait_started(run.sut, timeout, "Spark driver")
         self._join_limit(run)
 
@@ -487,7 +488,7 @@ class EmbeddedPlatform:
                     "topics": topics,
                 }
                 offset += len(part)
-                child = await self._start_child(run, f"generator-{i}", "bench.runtime.generator_main", payload)
+                child = await self._start_child(run, f"generator-{i}", "bench.runtime.load.generator_main", payload)
                 child.target_rate = len(part) * 1000.0 / period_ms if period_ms > 0 else 0.0
                 run.generators.append(child)
             await self._wait_started(run.generators, 60.0, "generator")

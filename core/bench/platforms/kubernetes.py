@@ -34,7 +34,7 @@ from bench.api import GeneratorReport, Manifest
 from bench.k8s.client import KubeClient
 from bench.k8s.manifests import dns_name, is_ready, option, render_manifests, role_of
 from bench.platforms.base import ExperimentSpec, Sample
-from bench.runtime.kafka_admin import OUTPUT_TOPIC_CONFIG, RESULT_TOPICS
+from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, RESULT_TOPICS
 
 __all__ = ["KubernetesPlatform", "render_manifests"]
 
@@ -179,8 +179,8 @@ class KubernetesPlatform:
             await self.teardown(topics)
             await self.deploy(topics)
             return
-        from bench.runtime.kafka_admin import create_experiment_topics
-        from bench.runtime.lag import delete_topics
+        from bench.runtime.kafka.admin import create_experiment_topics
+        from bench.runtime.kafka.lag import delete_topics
 
         names = [t.name for t in spec.topics]
         await delete_topics(self._bootstrap(), names)
@@ -190,7 +190,7 @@ class KubernetesPlatform:
         if self._strimzi():
             await self.teardown(self.kafka_topics(spec))
             return
-        from bench.runtime.lag import delete_topics
+        from bench.runtime.kafka.lag import delete_topics
 
         await delete_topics(self._bootstrap(), [t.name for t in spec.topics])
 
@@ -207,7 +207,7 @@ class KubernetesPlatform:
             return Sample(now, {**values, **await self._sut_slis(spec, now)})
         sampler = self._samplers.get(spec.experiment_id)
         if sampler is None:
-            from bench.runtime.lag import LagSampler
+            from bench.runtime.kafka.lag import LagSampler
 
             consumed = [t.name for t in spec.topics if t.logical != "output"]
             sampler = LagSampler(self._bootstrap(), spec.group_id, consumed)

@@ -16,12 +16,12 @@ noida-db) and a short session timeout (tansu's joins take half of it).
 
 ``params["delayMs"]`` (default 0): with an ``output`` topic, every processed record is
 written there unchanged this many milliseconds after it was processed: a processing
-delay known by construction, which the latency SLI (:mod:`bench.runtime.latency`) must
+delay known by construction, which the latency SLI (:mod:`bench.runtime.kafka.latency`) must
 find again. The delay is a wait, not work: records wait concurrently, so it adds
 latency without taking capacity, as an I/O-bound step of a real job would.
 
 SPEC.json: ``{"bootstrap_servers", "topics": {"input": real name[, "output": real name]},
-"group_id", "params", "instance", "instances"}``. Stdout: JSON lines (:mod:`bench.runtime.child_protocol`)
+"group_id", "params", "instance", "instances"}``. Stdout: JSON lines (:mod:`bench.runtime.host.child_protocol`)
 ``started`` (first assignment), ``assigned`` (a later rebalance), ``progress``
 (processed, rate, partitions, capacity), ``stopped``; ``error`` on failure.
 """
@@ -39,9 +39,9 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from bench.runtime import child_protocol
-from bench.runtime.child_protocol import emit
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.host import child_protocol
+from bench.runtime.host.child_protocol import emit
+from bench.runtime.kafka.security import current as kafka_security
 
 DEFAULT_CAPACITY = 1000.0
 COMMIT_EVERY_S = 0.2

@@ -14,8 +14,8 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from bench.runtime.host_stats import HostStats
-from bench.runtime.latency import LatencySampler
+from bench.runtime.host.stats import HostStats
+from bench.runtime.kafka.latency import LatencySampler
 
 log = logging.getLogger(__name__)
 

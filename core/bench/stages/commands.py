@@ -67,7 +67,7 @@ def stages(plugin: str, sensors: int, duration: float, warmup: float, drain: flo
     """
     from bench.errors import UserError
     from bench.plugins import load_plugins
-    from bench.runtime.broker import running_broker
+    from bench.runtime.kafka.broker import running_broker
     from bench.stages.measure import format_table
     from bench.stages.runner import STAGES, StageRun, run_stages
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.runtime.latency import event_time_ms
+from bench.runtime.kafka.latency import event_time_ms
 
 _IDENTIFIER = re.compile(rb'"identifier"\s*:\s*"((?:[^"\\]|\\.)*)"')
 

@@ -36,9 +36,9 @@ from typing import Any
 
 from bench.api import GeneratorSpec, UseCase, sensor_keys
 from bench.errors import UserError
-from bench.runtime import procs
-from bench.runtime.kafka_admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics
-from bench.runtime.latency import stop_consumer
+from bench.runtime.host import procs
+from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics
+from bench.runtime.kafka.latency import stop_consumer
 from bench.stages.measure import Index, Record, StageStats, stage_latencies, stats
 
 #: the stages in pipeline order (topic logical names below)
@@ -73,7 +73,7 @@ async def read_records(bootstrap: str, topic: str, timeout: float = 60.0) -> lis
     """Every record of a topic from the beginning to its end offsets: (value, append time ms)."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    from bench.runtime.kafka_security import current as kafka_security
+    from bench.runtime.kafka.security import current as kafka_security
 
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                                 auto_offset_reset="earliest", **kafka_security().aiokafka())
@@ -114,7 +114,7 @@ def _generator(registry: Any, use_case: UseCase, bootstrap: str, topics: Mapping
     path = os.path.join(folder, "generator.json")
     with open(path, "w") as fh:
         json.dump(payload, fh)
-    return procs.popen([sys.executable, "-m", "bench.runtime.generator_main", path], what="generator",
+    return procs.popen([sys.executable, "-m", "bench.runtime.load.generator_main", path], what="generator",
                        stdout=open(os.devnull, "wb"), stderr=open(os.path.join(folder, "generator.stderr"), "wb"),
                        env=procs.child_env())
 
@@ -141,10 +141,10 @@ def run_stages(registry: Any, use_case: UseCase, *, bootstrap: str, sensors: int
         raise UserError(f"use case {use_case.name!r} has no Spark topology; bench stages splits Spark pipelines")
     from pyspark.sql import functions as F
 
-    from bench.runtime.jars import default_connector
-    from bench.runtime.kafka_sink import write_stream
-    from bench.runtime.spark_session import build_session, stop_session
-    from bench.runtime.sut_query import build_context, start_query, wait_ready
+    from bench.runtime.host.jars import default_connector
+    from bench.runtime.kafka.sink import write_stream
+    from bench.runtime.spark.session import build_session, stop_session
+    from bench.runtime.spark.sut_query import build_context, start_query, wait_ready
 
     merged = {**use_case.default_params, **params}
     suffix = uuid.uuid4().hex[:8]

@@ -37,7 +37,7 @@ def downsample(measurements: DataFrame, params: Uc2Params) -> DataFrame:
     """Windowed statistics per sensor with columns identifier, windowStart, windowEnd, stats, latestEventTime.
 
     ``latestEventTime`` (epoch ms) is the newest record time in the window: the earliest
-    moment its result could exist, from which the latency SLI measures (bench.runtime.latency).
+    moment its result could exist, from which the latency SLI measures (bench.runtime.kafka.latency).
     """
     from pyspark.sql import functions as F
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, ParamSpec
 from bench.builtin.generators import ACTIVE_POWER_PARAMS
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.security import current as kafka_security
 
 from bench_uc4 import registry
 from bench_uc4.params import integer
@@ -113,7 +113,7 @@ async def change_registry(
 async def run(spec: GeneratorSpec) -> GeneratorReport:
     """The leaves' measurements (the generic active-power loop, unchanged) and, with
     ``registryChangeIntervalMs``, registry changes from the first instance alongside."""
-    from bench.runtime.generator import run_active_power
+    from bench.runtime.load.generator import run_active_power
 
     interval = change_interval_s(spec.params)
     if interval <= 0 or int(spec.params.get("keyOffset", 0)) != 0:

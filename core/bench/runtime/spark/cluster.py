@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.runtime import procs
-from bench.runtime.ports import free_port
+from bench.runtime.host import procs
+from bench.runtime.host.ports import free_port
 
 START_TIMEOUT_S = 90.0
 

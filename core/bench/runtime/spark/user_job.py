@@ -1,6 +1,6 @@
 """Running a user's own PySpark Structured Streaming script as the SUT (``bench run --job``).
 
-The Spark driver program (:mod:`bench.runtime.spark_driver`) hands over here when the
+The Spark driver program (:mod:`bench.runtime.spark.driver`) hands over here when the
 use case's parameters name a script. What bench adds around the unchanged script:
 
 - the session: built with the experiment's resources (``local[N]`` or the master) and
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.runtime.sut_query import ProgressTotals
+from bench.runtime.spark.sut_query import ProgressTotals
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -181,7 +181,7 @@ class ReadCheck:
 def rows_read_from(progress: Any, topic: str) -> int:
     """Rows a progress event's sources read from ``topic`` (Spark's ``kafka`` source
     names its topics in the offset JSON; another source, reading elsewhere, counts 0)."""
-    from bench.runtime.kafka_source import parse_any_offset
+    from bench.runtime.kafka.source import parse_any_offset
 
     rows = 0
     for source in progress.sources or ():
@@ -235,7 +235,7 @@ class JobSupervisor:
         return list(self.spark.streams.active)
 
     def run(self) -> int:
-        from bench.runtime.spark_session import progress_listener
+        from bench.runtime.spark.session import progress_listener
 
         progress_listener(self.spark).watch_all(self.on_progress)
         self.thread.start()
@@ -253,7 +253,7 @@ class JobSupervisor:
             self.stop.wait(POLL_S)
         else:
             return 0
-        from bench.runtime.sut_query import wait_ready
+        from bench.runtime.spark.sut_query import wait_ready
 
         try:
             wait_ready(active[0], self.stop, max(1.0, self.start_timeout_s - (time.monotonic() - started)))
@@ -303,7 +303,7 @@ class JobSupervisor:
 
 def _records_counter(bootstrap: str, topic: str) -> tuple[Callable[[], int], Callable[[], None]]:
     """A function counting the records in ``topic`` (0 while it cannot be read), and its closer."""
-    from bench.runtime.kafka_source import EndOffsetProbe
+    from bench.runtime.kafka.source import EndOffsetProbe
 
     probe = EndOffsetProbe(bootstrap)
 
@@ -318,7 +318,7 @@ def _records_counter(bootstrap: str, topic: str) -> tuple[Callable[[], int], Cal
 
 def run(spec: Mapping[str, Any], emit: Emit) -> int:
     """Run the job of ``spec`` (the Spark driver's spec, ``params.job`` naming the script)."""
-    from bench.runtime.spark_session import build_session, progress_listener, stop_session
+    from bench.runtime.spark.session import build_session, progress_listener, stop_session
 
     params = dict(spec.get("params") or {})
     script = str(params.get("job") or "")

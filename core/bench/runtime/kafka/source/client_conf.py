@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.security import current as kafka_security
 
 
 def client_conf(bootstrap: str, group_id: str = "bench-reader") -> dict[str, Any]:

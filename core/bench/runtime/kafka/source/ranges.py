@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import InputPartition
 
-from bench.runtime.kafka_source.columns import SCHEMA
+from bench.runtime.kafka.source.columns import SCHEMA
 
 
 class KafkaRange(InputPartition):

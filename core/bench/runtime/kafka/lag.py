@@ -1,4 +1,4 @@
-"""Consumer lag of the SUT's group (topic housekeeping: :mod:`bench.runtime.kafka_admin`).
+"""Consumer lag of the SUT's group (topic housekeeping: :mod:`bench.runtime.kafka.admin`).
 
 Lag = sum over the input partitions of (end offset - committed offset), each term
 clamped at 0. End offsets come from one ListOffsets(latest) request per broker
@@ -25,8 +25,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError, KafkaError
 
-from bench.runtime.kafka_admin import create_topics, delete_topics  # noqa: F401 - re-exported
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.admin import create_topics, delete_topics  # noqa: F401 - re-exported
+from bench.runtime.kafka.security import current as kafka_security
 
 FETCH_WAIT_S = 5.0
 #: how often a fetch-method sample checks whether every partition has answered (s)

@@ -2,7 +2,7 @@
 
 Latency of one output record = the broker's append time of that record minus the
 record's event time. Output topics are created with ``message.timestamp.type =
-LogAppendTime`` (:data:`bench.runtime.kafka_admin.OUTPUT_TOPIC_CONFIG`), so the first
+LogAppendTime`` (:data:`bench.runtime.kafka.admin.OUTPUT_TOPIC_CONFIG`), so the first
 term is taken on the broker's clock when the record became readable, not on the SUT's
 clock when it was handed to a producer (seed 003's "one clock" rule). The event time is
 the output value's ``latestEventTime`` field (epoch ms): for a windowed result, the
@@ -35,7 +35,7 @@ import numpy as np
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.security import current as kafka_security
 
 log = logging.getLogger(__name__)
 

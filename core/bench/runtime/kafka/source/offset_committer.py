@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.runtime.kafka_source.client_conf import client_conf
-from bench.runtime.kafka_source.offsets import parse_any_offset
+from bench.runtime.kafka.source.client_conf import client_conf
+from bench.runtime.kafka.source.offsets import parse_any_offset
 
 
 class OffsetCommitter:
     """Commits each finished micro-batch's end offsets to the SUT consumer group.
 
     Called from a StreamingQueryListener's ``onQueryProgress`` (see
-    :mod:`bench.runtime.spark_session`): unlike ``reader.commit()``, which Spark calls
+    :mod:`bench.runtime.spark.session`): unlike ``reader.commit()``, which Spark calls
     only when the next batch starts, progress arrives right after a batch finishes,
     so the committed offsets equal the end offsets when the query is idle.
     """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.runtime.kafka_source.ranges import KafkaRange
+from bench.runtime.kafka.source.ranges import KafkaRange
 
 #: rows per Arrow batch a range reader yields
 ARROW_ROWS = 8192

@@ -17,14 +17,14 @@ from typing import Any
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.security import current as kafka_security
 
 #: the replication factor asked for when a cluster has this many brokers or more
 MAX_REPLICATION = 3
 #: logical topics a SUT writes its results to (everything else is input it consumes)
 RESULT_TOPICS = frozenset({"output"})
 #: result topics take the broker's clock as record timestamp, so that latency = append
-#: time - event time is measured on one clock (bench.runtime.latency)
+#: time - event time is measured on one clock (bench.runtime.kafka.latency)
 OUTPUT_TOPIC_CONFIG: Mapping[str, str] = {"message.timestamp.type": "LogAppendTime"}
 
 

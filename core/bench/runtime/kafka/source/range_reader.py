@@ -11,10 +11,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from bench.runtime.kafka_source.arrow_batches import ARROW_ROWS, record_batch
-from bench.runtime.kafka_source.client_conf import client_conf
-from bench.runtime.kafka_source.ranges import KafkaRange
-from bench.runtime.kafka_source.worker_heap import freeze_worker_heap
+from bench.runtime.kafka.source.arrow_batches import ARROW_ROWS, record_batch
+from bench.runtime.kafka.source.client_conf import client_conf
+from bench.runtime.kafka.source.ranges import KafkaRange
+from bench.runtime.kafka.source.worker_heap import freeze_worker_heap
 
 _CONSUME_MAX = 8192
 _FETCH_MAX_BYTES = 1024 * 1024

@@ -1,8 +1,8 @@
 """How bench's child programs talk to the platform that launched them.
 
-The embedded platform starts the SUT driver (:mod:`bench.runtime.spark_driver`), the
+The embedded platform starts the SUT driver (:mod:`bench.runtime.spark.driver`), the
 calibrated SUT (:mod:`bench.runtime.calibrated_sut`) and every load generator
-(:mod:`bench.runtime.generator_main`) as ``python -m MODULE SPEC.json`` and reads their
+(:mod:`bench.runtime.load.generator_main`) as ``python -m MODULE SPEC.json`` and reads their
 stdout as JSON lines (``bench.platforms.embedded.Child.read``). The contract:
 
 - one JSON object per line, its first key ``"event"`` (the platform skips any other

@@ -8,7 +8,7 @@ offset committer commits the end offsets of every finished micro-batch to the SU
 consumer group.
 
 One concept per module; this package re-exports their public names, so importers say
-``from bench.runtime.kafka_source import ...``:
+``from bench.runtime.kafka.source import ...``:
 
 - :mod:`.columns`: the row schema and column pruning;
 - :mod:`.client_conf`: the confluent-kafka settings every client starts from;
@@ -24,15 +24,15 @@ One concept per module; this package re-exports their public names, so importers
 
 from __future__ import annotations
 
-from bench.runtime.kafka_source.arrow_batches import ARROW_ROWS
-from bench.runtime.kafka_source.columns import SCHEMA, output_columns, schema_of, select_columns
-from bench.runtime.kafka_source.data_source import SOURCE_NAME, KafkaDataSource, KafkaStreamReader
-from bench.runtime.kafka_source.end_offset_probe import EndOffsetProbe
-from bench.runtime.kafka_source.offset_committer import OffsetCommitter
-from bench.runtime.kafka_source.offsets import make_offset, parse_any_offset, parse_offset
-from bench.runtime.kafka_source.range_reader import DataLossError, close_readers, read_range
-from bench.runtime.kafka_source.ranges import KafkaRange, KafkaRanges, group_ranges
-from bench.runtime.kafka_source.worker_heap import freeze_worker_heap
+from bench.runtime.kafka.source.arrow_batches import ARROW_ROWS
+from bench.runtime.kafka.source.columns import SCHEMA, output_columns, schema_of, select_columns
+from bench.runtime.kafka.source.data_source import SOURCE_NAME, KafkaDataSource, KafkaStreamReader
+from bench.runtime.kafka.source.end_offset_probe import EndOffsetProbe
+from bench.runtime.kafka.source.offset_committer import OffsetCommitter
+from bench.runtime.kafka.source.offsets import make_offset, parse_any_offset, parse_offset
+from bench.runtime.kafka.source.range_reader import DataLossError, close_readers, read_range
+from bench.runtime.kafka.source.ranges import KafkaRange, KafkaRanges, group_ranges
+from bench.runtime.kafka.source.worker_heap import freeze_worker_heap
 
 #: the former private name, read by tests/e2e/test_spark_source.py
 _ARROW_ROWS = ARROW_ROWS

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
-from bench.runtime.kafka_source import KafkaDataSource, OffsetCommitter
+from bench.runtime.kafka.source import KafkaDataSource, OffsetCommitter
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,11 +45,11 @@ def build_session(
     """A quiet session with the bench-kafka data source and listener registered.
 
     Spark's own ``kafka`` source and sink are on its classpath whenever scripts/install
-    fetched the connector (:func:`bench.runtime.jars.connector_jars`).
+    fetched the connector (:func:`bench.runtime.host.jars.connector_jars`).
     """
     from pyspark.sql import SparkSession
 
-    from bench.runtime.jars import connector_jars
+    from bench.runtime.host.jars import connector_jars
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

@@ -2,8 +2,8 @@
 
 Why Apache Kafka rather than a Kafka-protocol imitation: figures measured through a
 substitute do not transfer to the Kafka clusters users run. The JARs come from Maven
-(:mod:`bench.runtime.jars`); each node runs ``kafka.Kafka`` in combined mode (broker
-and controller) as a child process (:mod:`bench.runtime.procs`: own process group,
+(:mod:`bench.runtime.host.jars`); each node runs ``kafka.Kafka`` in combined mode (broker
+and controller) as a child process (:mod:`bench.runtime.host.procs`: own process group,
 killed with its parent), with storage formatted in a per-run temp dir that ``stop``
 removes.
 
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.errors import UserError
-from bench.runtime import procs
-from bench.runtime.jars import INSTALL_HINT, KafkaJars, kafka_jars
-from bench.runtime.kafka_security import KafkaSecurity
-from bench.runtime.ports import accepts, free_port
+from bench.runtime.host import procs
+from bench.runtime.host.jars import INSTALL_HINT, KafkaJars, kafka_jars
+from bench.runtime.host.ports import accepts, free_port
+from bench.runtime.kafka.security import KafkaSecurity
 
 #: The broker's JVM heap: enough for a benchmark's few topics, small enough to leave a
 #: 2-core, 8-GB laptop to Spark (measured: docs/performance.md). BENCH_KAFKA_HEAP overrides.

@@ -1,6 +1,6 @@
 """The embedded broker, started as child process(es) on loopback ports.
 
-The default is Apache Kafka (``kafka``: :mod:`bench.runtime.kafka_broker`, from the
+The default is Apache Kafka (``kafka``: :mod:`bench.runtime.kafka.apache_kafka`, from the
 JARs that scripts/install fetches through Maven), one KRaft node or a cluster of
 ``nodes``. Where Kafka is not installed, bench falls back to a Kafka-protocol broker
 from PyPI and says so (:func:`fallback_note`). Those one-process kinds are registry
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.errors import UserError
-from bench.runtime import procs
-from bench.runtime.ports import accepts, free_port  # noqa: F401 - free_port: re-exported for callers
+from bench.runtime.host import procs
+from bench.runtime.host.ports import accepts, free_port  # noqa: F401 - free_port: re-exported for callers
 
 COMMAND_ENV = "BENCH_BROKER_COMMAND"
 START_TIMEOUT_S = 30.0
@@ -70,12 +70,12 @@ def _noida(port: int, data_dir: str) -> list[str]:
 
 #: kind -> command builder(port, data_dir). Add entries to support other brokers.
 BROKER_KINDS: dict[str, Callable[[int, str], list[str]]] = {"tansu": _tansu, "noida": _noida}
-#: Apache Kafka, started by bench.runtime.kafka_broker (a format step, N nodes, readiness
+#: Apache Kafka, started by bench.runtime.kafka.apache_kafka (a format step, N nodes, readiness
 #: by metadata): not a one-command kind.
 KAFKA = "kafka"
 #: every kind ``--broker`` takes
 KINDS: tuple[str, ...] = (KAFKA, *sorted(BROKER_KINDS))
-#: how the lag sampler must read end offsets from each kind (see bench.runtime.lag):
+#: how the lag sampler must read end offsets from each kind (see bench.runtime.kafka.lag):
 #: tansu's ListOffsets(latest) is one producer batch short, noida's and Kafka's are exact.
 END_OFFSETS_BY_KIND: dict[str, str] = {"tansu": "fetch", "noida": "listoffsets", KAFKA: "listoffsets"}
 #: the fallback when Apache Kafka is not installed
@@ -84,7 +84,7 @@ FALLBACK_KIND = "noida"
 
 def default_kind() -> str:
     """Apache Kafka when scripts/install fetched it, else the PyPI broker noida."""
-    from bench.runtime.jars import kafka_jars
+    from bench.runtime.host.jars import kafka_jars
 
     return KAFKA if kafka_jars() is not None else FALLBACK_KIND
 
@@ -92,7 +92,7 @@ def default_kind() -> str:
 def fallback_note(kind: str) -> str | None:
     """One line saying why the broker is not Apache Kafka when the user did not choose (else None)."""
     if kind == FALLBACK_KIND and default_kind() == FALLBACK_KIND:
-        from bench.runtime.jars import INSTALL_HINT
+        from bench.runtime.host.jars import INSTALL_HINT
 
         return f"Apache Kafka is not installed ({INSTALL_HINT}): using the PyPI broker {FALLBACK_KIND!r} instead"
     return None
@@ -145,7 +145,7 @@ class BrokerHandle:
 
 
 if TYPE_CHECKING:
-    from bench.runtime.kafka_broker import KafkaCluster
+    from bench.runtime.kafka.apache_kafka import KafkaCluster
 
     #: what the start functions return: a one-process broker or an Apache Kafka cluster
     Broker = BrokerHandle | KafkaCluster
@@ -184,8 +184,7 @@ def _check(handle: BrokerHandle, proc: subprocess.Popen[bytes], cmd: list[str], 
 def start_broker_sync(kind: str = DEFAULT_KIND, port: int | None = None, nodes: int = 1) -> Broker:
     """Start the broker and return once it accepts connections (Kafka: serves metadata)."""
     if kind == KAFKA and not os.environ.get(COMMAND_ENV):
-        from bench.runtime import kafka_broker
-
+        from bench.runtime.kafka import apache_kafka as kafka_broker
         return kafka_broker.start_sync(nodes, [port] if port else None)
     _single_node(kind, nodes)
     handle, proc, cmd = _launch(kind, port)
@@ -197,8 +196,7 @@ def start_broker_sync(kind: str = DEFAULT_KIND, port: int | None = None, nodes: 
 
 async def start_broker(kind: str = DEFAULT_KIND, port: int | None = None, nodes: int = 1) -> Broker:
     if kind == KAFKA and not os.environ.get(COMMAND_ENV):
-        from bench.runtime import kafka_broker
-
+        from bench.runtime.kafka import apache_kafka as kafka_broker
         return await kafka_broker.start(nodes, [port] if port else None)
     _single_node(kind, nodes)
     handle, proc, cmd = _launch(kind, port)
@@ -242,7 +240,7 @@ def running_broker(kind: str = DEFAULT_KIND, port: int | None = None, nodes: int
         handle.stop_sync()
 
 
-if __name__ == "__main__":  # python -m bench.runtime.broker [kind [nodes]]: run one until Ctrl-C
+if __name__ == "__main__":  # python -m bench.runtime.kafka.broker [kind [nodes]]: run one until Ctrl-C
     procs.install_sigterm_handler()  # SIGTERM cleans up too
     with running_broker(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_KIND,
                         nodes=int(sys.argv[2]) if len(sys.argv) > 2 else 1) as b:

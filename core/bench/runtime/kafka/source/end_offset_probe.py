@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.runtime.kafka_source.client_conf import client_conf
+from bench.runtime.kafka.source.client_conf import client_conf
 
 
 class EndOffsetProbe:

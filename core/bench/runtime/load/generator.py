@@ -31,8 +31,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys
-from bench.runtime.kafka_security import current as kafka_security
-from bench.runtime.record_batches import NO_HEADERS, Append, BatchFiller
+from bench.runtime.kafka.security import current as kafka_security
+from bench.runtime.load.record_batches import NO_HEADERS, Append, BatchFiller
 
 #: most records one scheduling step produces; keeps the loop responsive when behind
 MAX_STEP = 20_000

@@ -1,4 +1,4 @@
-"""One load-generator instance as a process: ``python -m bench.runtime.generator_main SPEC.json``.
+"""One load-generator instance as a process: ``python -m bench.runtime.load.generator_main SPEC.json``.
 
 Generators run as separate processes so that several instances really run in
 parallel (one event loop is one core) and so that a slow generator never steals
@@ -7,7 +7,7 @@ the sampler's event loop. SPEC.json::
     {"generator": "active-power", "bootstrap_servers": "...", "topic": "...",
      "keys": [...], "period_ms": 1000, "duration_s": null, "params": {}, "topics": {}}
 
-Stdout carries JSON lines (:mod:`bench.runtime.child_protocol`): ``started``,
+Stdout carries JSON lines (:mod:`bench.runtime.host.child_protocol`): ``started``,
 ``progress`` (records, seconds, rate, target), then ``report`` (a GeneratorReport) or
 ``error``. SIGTERM/SIGINT ask the generator to stop and report; one that ignores the
 request is cancelled after a grace period.
@@ -23,9 +23,9 @@ from dataclasses import asdict
 from typing import Any
 
 from bench.api import GeneratorReport, GeneratorSpec
-from bench.runtime import child_protocol
-from bench.runtime.child_protocol import emit
-from bench.runtime.generator import CONTROL, RunControl
+from bench.runtime.host import child_protocol
+from bench.runtime.host.child_protocol import emit
+from bench.runtime.load.generator import CONTROL, RunControl
 
 STOP_GRACE_S = 20.0
 
@@ -75,7 +75,7 @@ async def run(raw: dict[str, Any]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return child_protocol.main("bench.runtime.generator_main", lambda raw: asyncio.run(run(raw)), argv)
+    return child_protocol.main("bench.runtime.load.generator_main", lambda raw: asyncio.run(run(raw)), argv)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ sit next to the result. /proc rather than psutil: the few fields needed are one 
 each, and the runtime should not grow a compiled dependency for them.
 
 SUT processes are found by process group: every child of bench is started in its own
-session (:func:`bench.runtime.procs.spawn`), so the Spark driver's JVM and its Python
+session (:func:`bench.runtime.host.procs.spawn`), so the Spark driver's JVM and its Python
 workers share the driver's group and are counted with it. RSS is summed over those
 processes (shared pages count once per process: an upper bound). CPU is the growth of
 utime + stime between two samples in cores (1.0 = one core busy); a process that ends

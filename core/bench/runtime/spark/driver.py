@@ -1,4 +1,4 @@
-"""The SUT driver program: ``python -m bench.runtime.spark_driver SPEC.json``.
+"""The SUT driver program: ``python -m bench.runtime.spark.driver SPEC.json``.
 
 The embedded platform runs this as a subprocess so that the SUT's JVM and Python
 workers stay out of the engine's event loop and can be killed as one process group.
@@ -17,15 +17,15 @@ the Kubernetes platform cannot read this stdout.
 ``conf`` is Spark configuration (``bench run --conf KEY=VALUE``), set on the session
 after bench's own defaults. A ``job`` parameter (``bench run --job PATH.py``) makes the
 driver run that script instead of the use case's topology
-(:mod:`bench.runtime.job_runner`).
+(:mod:`bench.runtime.spark.user_job`).
 
-stdout carries JSON lines (:mod:`bench.runtime.child_protocol`): ``{"event": "started"}``
+stdout carries JSON lines (:mod:`bench.runtime.host.child_protocol`): ``{"event": "started"}``
 once the query is ready (after a warm-up run of the topology over throw-away topics, see
-:func:`bench.runtime.sut_query.warm_up`; ``"warmup": false`` in the spec skips it),
+:func:`bench.runtime.spark.sut_query.warm_up`; ``"warmup": false`` in the spec skips it),
 ``{"event": "progress", ...}`` per micro-batch, ``{"event": "error", "message": ...}``
 on failure (exit 1). SIGTERM and SIGINT stop the query and Spark and exit 0.
 
-A program only: building and starting the query is :mod:`bench.runtime.sut_query`,
+A program only: building and starting the query is :mod:`bench.runtime.spark.sut_query`,
 shared with :mod:`bench.testing`.
 """
 
@@ -38,9 +38,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.api import UseCase
-from bench.runtime import child_protocol
-from bench.runtime.child_protocol import write_line
-from bench.runtime.sut_query import ProgressTotals, build_context, start_query, wait_ready, warm_up
+from bench.runtime.host import child_protocol
+from bench.runtime.host.child_protocol import write_line
+from bench.runtime.spark.sut_query import ProgressTotals, build_context, start_query, wait_ready, warm_up
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
@@ -59,15 +59,14 @@ def lookup_use_case(name: str) -> UseCase:
 
 def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = write_line) -> int:
     from bench.metrics import exporting
-    from bench.runtime.jars import default_connector
-    from bench.runtime.spark_session import build_session, progress_listener, stop_session
+    from bench.runtime.host.jars import default_connector
+    from bench.runtime.spark.session import build_session, progress_listener, stop_session
 
     emit = exporting(emit, spec)  # metrics_port (Kubernetes): progress to Prometheus too
     use_case = lookup_use_case(str(spec["use_case"]))
     merged = {**dict(use_case.default_params), **dict(spec.get("params") or {})}
     if merged.get("job"):  # the user's own script is the SUT (bench run --job)
-        from bench.runtime import job_runner
-
+        from bench.runtime.spark import user_job as job_runner
         return job_runner.run({**spec, "params": merged}, emit)
     if use_case.topology is None:
         raise ValueError(f"use case {use_case.name!r} has no Spark topology")
@@ -141,7 +140,7 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = wri
 
 
 def main(argv: list[str] | None = None) -> int:
-    return child_protocol.main("bench.runtime.spark_driver", run, argv)
+    return child_protocol.main("bench.runtime.spark.driver", run, argv)
 
 
 if __name__ == "__main__":

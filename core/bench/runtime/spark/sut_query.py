@@ -1,6 +1,6 @@
 """The SUT's streaming query, as a library: reading topics, starting, warming up, progress.
 
-The SUT driver program (:mod:`bench.runtime.spark_driver`) and the test harness
+The SUT driver program (:mod:`bench.runtime.spark.driver`) and the test harness
 (:mod:`bench.testing`) build the same query from a use case's topology; keeping it out
 of the program lets tests and benchmarks import it without running a driver.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bench.api import StreamingPlan, TopologyContext, UseCase
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.security import current as kafka_security
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -49,7 +49,7 @@ def read_topic(
     ``tasks``: Spark tasks per micro-batch for the Python source (0: one per Kafka
     partition); the SUT uses its instance count, i.e. its task slots.
     """
-    from bench.runtime.kafka_source import SCHEMA, schema_of, select_columns
+    from bench.runtime.kafka.source import SCHEMA, schema_of, select_columns
 
     wanted = tuple(SCHEMA.fieldNames()) if columns is None else select_columns(columns)
     if connector == "native":
@@ -116,7 +116,7 @@ def build_context(
     max_records_per_trigger: int | None = None,
 ) -> TopologyContext:
     """A TopologyContext whose readers commit their offsets to ``group_id``."""
-    from bench.runtime.spark_session import progress_listener
+    from bench.runtime.spark.session import progress_listener
 
     committer = progress_listener(spark).committer
 
@@ -154,7 +154,7 @@ def start_query(
     name: str | None = None,
     available_now: bool = False,
 ) -> StreamingQuery:
-    from bench.runtime.kafka_sink import foreach_batch_writer, write_stream
+    from bench.runtime.kafka.sink import foreach_batch_writer, write_stream
 
     if callable(plan.sink):
         writer = plan.df.writeStream.foreachBatch(plan.sink)
@@ -208,8 +208,8 @@ def warm_up(
 
     from confluent_kafka import Producer
 
-    from bench.runtime.kafka_admin import create_topics_sync, delete_topics_sync
-    from bench.runtime.kafka_source import EndOffsetProbe
+    from bench.runtime.kafka.admin import create_topics_sync, delete_topics_sync
+    from bench.runtime.kafka.source import EndOffsetProbe
 
     began = time.monotonic()
     suffix = uuid.uuid4().hex[:8]

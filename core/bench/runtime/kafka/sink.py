@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from bench.runtime.kafka_security import current as kafka_security
+from bench.runtime.kafka.security import current as kafka_security
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -51,7 +51,7 @@ def produce_batches(batches: Iterator[Any], bootstrap: str, default_topic: str, 
 
     Delivery errors fail the task (so Spark retries the batch): at-least-once output.
     """
-    from bench.runtime.kafka_source.worker_heap import freeze_worker_heap
+    from bench.runtime.kafka.source.worker_heap import freeze_worker_heap
 
     freeze_worker_heap()
     producer = _producer(bootstrap)

@@ -2,7 +2,7 @@
 
 The reader plans each micro-batch on the driver: it probes the end offsets, caps them
 at ``max_records_per_trigger`` and cuts the offset ranges into Spark tasks; the tasks
-themselves run :func:`~bench.runtime.kafka_source.range_reader.read_range` in Python
+themselves run :func:`~bench.runtime.kafka.source.range_reader.read_range` in Python
 workers. Spark pickles the reader and the ranges by module path, so these classes must
 stay importable from the worker (they are, as part of the installed ``bench``).
 """
@@ -16,11 +16,11 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
-from bench.runtime.kafka_source.columns import SCHEMA, output_columns
-from bench.runtime.kafka_source.end_offset_probe import EndOffsetProbe
-from bench.runtime.kafka_source.offsets import limit_ends, make_offset, parse_offset
-from bench.runtime.kafka_source.range_reader import read_range
-from bench.runtime.kafka_source.ranges import KafkaRange, KafkaRanges, group_ranges
+from bench.runtime.kafka.source.columns import SCHEMA, output_columns
+from bench.runtime.kafka.source.end_offset_probe import EndOffsetProbe
+from bench.runtime.kafka.source.offsets import limit_ends, make_offset, parse_offset
+from bench.runtime.kafka.source.range_reader import read_range
+from bench.runtime.kafka.source.ranges import KafkaRange, KafkaRanges, group_ranges
 
 SOURCE_NAME = "bench-kafka"
 
@@ -93,7 +93,7 @@ class KafkaStreamReader(DataSourceStreamReader):
 
     def commit(self, end: dict) -> None:
         """Nothing: Spark calls this one batch late; the progress listener's
-        :class:`~bench.runtime.kafka_source.offset_committer.OffsetCommitter` commits."""
+        :class:`~bench.runtime.kafka.source.offset_committer.OffsetCommitter` commits."""
 
     def stop(self) -> None:
         if self._probe is not None:
@@ -106,8 +106,8 @@ class KafkaDataSource(DataSource):
     Read options: ``bootstrap``, ``topic``, ``max_records_per_trigger``, ``tasks`` (Spark
     tasks per micro-batch; 0 = one per Kafka partition; see :class:`KafkaRanges`),
     ``starting_offsets`` (earliest | latest), ``fail_on_data_loss`` (true | false: raise
-    :class:`~bench.runtime.kafka_source.range_reader.DataLossError` or skip when records
-    of a range were deleted). Write options: see :mod:`bench.runtime.kafka_sink`.
+    :class:`~bench.runtime.kafka.source.range_reader.DataLossError` or skip when records
+    of a range were deleted). Write options: see :mod:`bench.runtime.kafka.sink`.
     """
 
     @classmethod
@@ -121,6 +121,6 @@ class KafkaDataSource(DataSource):
         return KafkaStreamReader(self.options, schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
-        from bench.runtime.kafka_sink import KafkaStreamWriter
+        from bench.runtime.kafka.sink import KafkaStreamWriter
 
         return KafkaStreamWriter(self.options, schema)
