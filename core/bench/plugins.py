@@ -129,6 +129,7 @@ def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoin
     for module_name in BUILTIN_MODULES:
         module = importlib.import_module(module_name)
         info = PluginInfo(module_name.rsplit(".", 1)[1], "bench", version, builtin=True)
+        _refuse_unmarked_hooks(module, module_name)
         pm.register(module, name=module_name)
         pm.check_pending()  # a misspelt hook in the core is a bug: fail loudly
         _collect(registry, pm, module, info)
@@ -157,6 +158,22 @@ def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoin
     return registry
 
 
+def _refuse_unmarked_hooks(plugin: object, name: str) -> None:
+    """A ``bench_*`` function without ``@hookimpl`` is never called by pluggy, so a
+    plugin author who forgot the decorator would see their hook silently do nothing."""
+    marker = f"{hookspecs.PROJECT}_impl"  # where pluggy's HookimplMarker stores its options
+    unmarked = sorted(
+        attr for attr in dir(plugin)
+        if attr.startswith("bench_") and callable(getattr(plugin, attr, None))
+        and getattr(getattr(plugin, attr), marker, None) is None
+    )
+    if unmarked:
+        raise TypeError(
+            f"plugin {name}: {', '.join(unmarked)} lack(s) the @hookimpl decorator, "
+            "so bench would never call them"
+        )
+
+
 def _constant(plugin: object) -> Callable[[], object]:
     def load() -> object:
         return plugin
@@ -170,6 +187,7 @@ def _safe_register(
     plugin: object | None = None
     try:
         plugin = load()
+        _refuse_unmarked_hooks(plugin, name)
         pm.register(plugin, name=name)
         pm.check_pending()
         _collect(registry, pm, plugin, info)
