@@ -40,3 +40,29 @@ def spark() -> Iterator[Any]:
         from bench.runtime.spark.session import stop_session
 
         stop_session(session)
+
+
+# Fixtures that start real parts: a test using one is end to end, whatever its folder,
+# so `-m "not e2e"` (scripts/test --unit) never starts a broker or a JVM.
+REAL_PARTS = {"spark", "kafka_bootstrap"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if REAL_PARTS & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="module")
+def registry() -> Any:
+    """The installed plugins plus the fake use case of tests/unit/fakes.py, once per module:
+    loading entry points is slow, and a module that mutates it keeps the change to itself."""
+    from bench.plugins import load_plugins
+
+    reg = load_plugins()
+    try:
+        from tests.unit.fakes import FAKE_USE_CASE
+    except ImportError:  # plugin test folders run without the core's tests on the path
+        return reg
+    reg.use_cases.setdefault("fake", FAKE_USE_CASE)
+    return reg

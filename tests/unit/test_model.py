@@ -14,16 +14,8 @@ from bench.model import (
     validate_benchmark,
     validate_execution,
 )
-from bench.plugins import load_plugins
 
-from .fakes import FAKE_USE_CASE, fake_benchmark
-
-
-@pytest.fixture(scope="module")
-def registry():  # type: ignore[no-untyped-def]
-    reg = load_plugins()
-    reg.use_cases["fake"] = FAKE_USE_CASE
-    return reg
+from .fakes import fake_benchmark
 
 
 def execution_doc(**ex: Any) -> dict[str, Any]:
