@@ -283,7 +283,7 @@ class Engine:
         self._write_partial_table()
         if self.registry.pm is not None:
             self.registry.pm.hook.bench_experiment_finished(
-                experiment_id=f"exp{self.store.id}", load=load, resources=resources,
+                experiment_id=self._experiment_name(load, resources), load=load, resources=resources,
                 passed=record.passed, details=record.slos,
             )
         verdict = "ERROR: " + str(record.cause) if record.cause else ("PASS" if record.passed else "FAIL")
@@ -311,7 +311,8 @@ class Engine:
             spec = self._spec(objects, params, load, resources)
             if self.registry.pm is not None:
                 self.registry.pm.hook.bench_experiment_started(
-                    experiment_id=spec.experiment_id, load=load, resources=resources, repetition=rep
+                    experiment_id=self._experiment_name(load, resources), load=load, resources=resources,
+                    repetition=rep,
                 )
             try:
                 series, reports, early = await self._repetition(spec, rep, load, resources)
@@ -345,6 +346,14 @@ class Engine:
         return None
 
     # ------------------------------------------------------------------ internals
+
+    def _experiment_name(self, load: float, resources: float) -> str:
+        """What the lifecycle hooks call one SLO experiment: the prefix of its result files.
+
+        ``spec.experiment_id`` is not it: that one is new for every attempt of every
+        repetition, because topics and consumer groups must not be shared between them.
+        """
+        return f"exp{self.store.id}_{fmt_value(load)}_{fmt_value(resources)}"
 
     def _spec(self, objects: list[Manifest], params: dict[str, Any], load: float, resources: float) -> ExperimentSpec:
         self._run_counter += 1
