@@ -2,7 +2,11 @@
 
 Everything a plugin registers is one of the small dataclasses below. They are plain
 data plus callables so that a third-party plugin needs nothing from the core but this
-module, and so that the core never special-cases a built-in plugin.
+module, :mod:`bench.slo_math` (the numbers behind SLO verdicts) and
+:mod:`bench.services` (the runtime services a plugin may call), and so that the core
+never special-cases a built-in plugin. A test keeps every plugin under plugins/ to
+these three modules (tests/unit/test_plugin_boundary.py). This module imports no other
+core module but :mod:`bench.numbers`, so that every core module may import it.
 """
 
 from __future__ import annotations
@@ -12,8 +16,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+import pluggy
+
+from bench.numbers import whole_number as whole_number  # use-case parameters read it
+
 if TYPE_CHECKING:  # PySpark is heavy; only the SUT process imports it for real.
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+
+# --------------------------------------------------------------------------- hooks
+
+PROJECT = "bench"
+#: marks a plugin's hook implementations: ``@hookimpl def bench_register_slos(register): ...``
+hookimpl = pluggy.HookimplMarker(PROJECT)
 
 # --------------------------------------------------------------------------- records
 
@@ -271,7 +286,7 @@ class SloType:
     ``decide_early`` lets a repetition end before its duration (``bench.early_stop``):
     given the samples so far (one repetition) and the same context ``check`` gets, it
     says pass, fail or undecided. It must use the thresholds ``check`` uses, so that an
-    early verdict is the final one; ``bench.early_stop.trend_decision`` does the
+    early verdict is the final one; ``bench.services.trend_decision`` does the
     statistics for SLOs on a trend. None: this SLO is only decided at the end.
 
     ``cli_threshold`` says whether ``bench run --threshold`` / ``--threshold-rel-to-load``
@@ -290,12 +305,48 @@ class SloType:
     decide_early: Callable[[Series, SloContext], EarlyDecision] | None = None
     cli_threshold: Callable[[Mapping[str, Any]], bool] | None = None
     sli_for: Callable[[Mapping[str, Any]], str] | None = None
+    #: whether ``bench analyze`` and ``bench report`` may re-evaluate this SLO from its
+    #: stored series, given its properties: its verdict is the median over repetitions
+    #: of the series' OLS slope against a threshold in records/s (``threshold`` or
+    #: ``thresholdRelToLoad``), so the offline analysis, its slope intervals and the
+    #: plots' trend lines apply to it. None: never re-evaluated offline.
+    analysed_as_trend: Callable[[Mapping[str, Any]], bool] | None = None
+    #: the axis title of this SLO's series in plots and reports; empty: the SLI's name
+    series_label: str = ""
 
     def sli_name(self, properties: Mapping[str, Any]) -> str:
         """The SLI series this SLO reads, given its properties."""
         if self.sli_for is not None:
             return self.sli_for(properties)
         return self.sli or str(properties.get("sli", ""))
+
+    def can_decide_early(self) -> bool:
+        """Whether a repetition may end before its duration on this SLO's account."""
+        return self.decide_early is not None
+
+    def takes_cli_threshold(self, properties: Mapping[str, Any]) -> bool:
+        """Whether ``--threshold`` / ``--threshold-rel-to-load`` replace this SLO's threshold."""
+        return self.cli_threshold is not None and self.cli_threshold(properties)
+
+    def is_trend(self, properties: Mapping[str, Any]) -> bool:
+        """Whether the offline analysis re-evaluates this SLO (:attr:`analysed_as_trend`)."""
+        return self.analysed_as_trend is not None and self.analysed_as_trend(properties)
+
+    def axis_label(self, properties: Mapping[str, Any]) -> str:
+        """How plots and reports title this SLO's series."""
+        return self.series_label or self.sli_name(properties)
+
+
+def trend_slos(slos: Sequence[Mapping[str, Any]], types: Mapping[str, SloType]) -> list[str]:
+    """The names of a benchmark's SLOs (its ``slos`` entries) that the offline analysis
+    re-evaluates, in order, each by its own type's :meth:`SloType.is_trend`; an SLO of
+    an unknown type is skipped, since nothing says how its verdict was made."""
+    names = []
+    for slo in slos:
+        slo_type = types.get(str(slo.get("sloType", "")))
+        if slo_type is not None and slo_type.is_trend(slo.get("properties") or {}):
+            names.append(str(slo.get("name", "")))
+    return names
 
 
 # --------------------------------------------------------------------------- patchers
@@ -482,6 +533,68 @@ def resource_types(sut: str = "sut") -> list[dict[str, Any]]:
     ]
 
 
+#: The SLO a use case's default Benchmark holds unless it names others: the method's
+#: lag trend at 1 % of the load rate. Data only: it needs the SLO type of that name
+#: installed (the bench-slo-lag-trend plugin), and the core never asks for it by name.
+DEFAULT_SLO: Mapping[str, Any] = {"name": "lag-trend", "sloType": "lag-trend",
+                                  "properties": {"thresholdRelToLoad": 0.01}}
+#: late records dropped by a window operator: at most 1 % of the generated ones
+MAX_DROPPED_RATIO = 0.01
+
+
+def default_slo() -> dict[str, Any]:
+    """A fresh copy of :data:`DEFAULT_SLO` (a caller may edit it without touching another's)."""
+    return {**DEFAULT_SLO, "properties": dict(DEFAULT_SLO["properties"])}
+
+
+def windowed_slos() -> list[dict[str, Any]]:
+    """The SLOs of a windowed use case (UC2, UC3, a third party's): the default SLO, and
+    the ratio of records its window operator dropped as late to the generated ones.
+    Fresh definitions, so that the use cases' defaults cannot drift apart."""
+    return [
+        default_slo(),
+        {"name": "dropped-records", "sloType": "dropped-records", "properties": {"maxRatio": MAX_DROPPED_RATIO}},
+    ]
+
+
+def param_load_type(type_name: str, key: str, direction: str = "increasing") -> dict[str, Any]:
+    """A load type whose value becomes the SUT parameter ``key`` (a window size, ...);
+    ``direction`` ``decreasing`` when a smaller value is more load (``bench.model.TypeDef``)."""
+    return {
+        "typeName": type_name,
+        "direction": direction,
+        "patchers": [{"type": "ParamPatcher", "resource": "sut", "properties": {"key": key}}],
+    }
+
+
+def message_period_load_type() -> dict[str, Any]:
+    """The ``MessagePeriod`` load type: the generator's period per key, in ms."""
+    return {
+        "typeName": "MessagePeriod",
+        "direction": "decreasing",  # a shorter period is more records/s
+        "patchers": [
+            {"type": "GenericResourcePatcher", "resource": "generator", "properties": {"path": "spec/periodMs"}}
+        ],
+    }
+
+
+def statistics_columns(value: str = "valueInW") -> list[Column]:
+    """Spark aggregate expressions of the window statistics every aggregating use case
+    reports under the same names as the reference (count, sum, min, max, mean,
+    populationVariance). Runs in the Spark driver, which has PySpark."""
+    from pyspark.sql import functions as F
+
+    v = F.col(value)
+    return [
+        F.count(v).alias("count"),
+        F.sum(v).alias("sum"),
+        F.min(v).alias("min"),
+        F.max(v).alias("max"),
+        F.avg(v).alias("mean"),
+        F.var_pop(v).alias("populationVariance"),
+    ]
+
+
 def standard_benchmark(
     name: str,
     topics: Mapping[str, int],
@@ -500,11 +613,10 @@ def standard_benchmark(
     machine it is what makes instances scale (:mod:`bench.runtime.spark.cpu_limit`).
 
     One SUT object ``sut`` (instances = the ``Instances`` resource type), one generator
-    object ``generator`` (sensors = the ``NumSensors`` load type), the lag-trend SLO at
-    1 % of the load, plus whatever load types, SLOs and parameters a use case adds.
-    Use-case plugins call this instead of repeating the same dozen lines. The default
-    SLO needs the lag-trend plugin (bench-slo-lag-trend); a use case that must not
-    depend on it passes ``slos``.
+    object ``generator`` (sensors = the ``NumSensors`` load type), :data:`DEFAULT_SLO`,
+    plus whatever load types, SLOs and parameters a use case adds. Use-case plugins
+    call this instead of repeating the same dozen lines. The default SLO needs its
+    plugin (bench-slo-lag-trend); a use case that must not depend on it passes ``slos``.
     """
     gen_spec: dict[str, Any] = {
         "replicas": 1,
@@ -527,9 +639,7 @@ def standard_benchmark(
             *[dict(t) for t in load_types],
         ],
         "resourceTypes": resource_types(),
-        "slos": [dict(s) for s in slos]
-        if slos is not None
-        else [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
+        "slos": [dict(s) for s in slos] if slos is not None else [default_slo()],
         "kafkaConfig": {"topics": [{"name": t, "numPartitions": n} for t, n in topics.items()]},
     }
     if default_execution is not None:

@@ -31,6 +31,7 @@ from typing import Any
 
 import structlog
 
+from bench import tables
 from bench.api import (
     ExperimentSpec,
     Manifest,
@@ -218,7 +219,7 @@ class Engine:
             table = await strategy.search(problem)
         finally:
             await self.platform.close()
-        self.store.write_table(ex.execution.metric, table, ex.load.loadValues, final=True)
+        tables.write_run_table(self.store, ex.execution.metric, table, final=True)
         if self.registry.pm is not None:
             self.registry.pm.hook.bench_run_finished(
                 results_dir=str(self.cfg.results_dir), metric=ex.execution.metric, table=table
@@ -465,17 +466,8 @@ class Engine:
     def _write_partial_table(self) -> None:
         """Provisional table from what is measured so far, so a crash keeps it too."""
         metric = self.cfg.execution.execution.metric
-        table: dict[float, float | None] = {}
-        for (load, res), passed in self.cache.items():
-            if metric == "demand":
-                if passed and (table.get(load) is None or res < (table[load] or math.inf)):
-                    table[load] = res
-                table.setdefault(load, None)
-            else:
-                if passed and (table.get(res) is None or load > (table[res] or -math.inf)):
-                    table[res] = load
-                table.setdefault(res, None)
-        self.store.write_table(metric, table, self.cfg.execution.load.loadValues, final=False)
+        table = tables.build(metric, ((load, res, passed) for (load, res), passed in self.cache.items()))
+        tables.write_run_table(self.store, metric, table, final=False)
 
     def _keep_environment_history(self, record: EnvironmentRecord) -> None:
         """On resume, the experiments of the interrupted run stay in ``exp<id>-environment.json``."""

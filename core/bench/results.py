@@ -11,7 +11,8 @@ the configuration files do not: the use case and the ``--set`` values.
 
 The demand (capacity) table is ``exp<id>_demand.provisional.csv`` while the run goes
 on, and ``exp<id>_demand.csv`` only once the search finished, so a reader can tell a
-partial table from a final one (the result JSON says ``"complete"`` too).
+partial table from a final one (the result JSON says ``"complete"`` too);
+:mod:`bench.tables` builds and writes it, at the paths this module names.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -264,30 +264,11 @@ class ResultStore:
             e for e in self.experiments if (e.load, e.resources) != (record.load, record.resources)
         ]
         self.experiments.append(record)
-        self._write_result_json(table=None, metric=None, complete=False)
+        self._write_result_json(rows=None, metric=None, complete=False)
 
-    def write_table(
-        self, metric: str, table: dict[float, float | None], loads: Sequence[float], final: bool = True
-    ) -> None:
-        """``exp<id>_demand.csv`` (load,resources) or ``exp<id>_capacity.csv`` (resource,loads).
-
-        A key with no passing value keeps its row with an empty value (the JSON says
-        None): the reference's notebooks read it as a missing value, and a reader sees
-        that the load was tried, which a dropped row would hide. ``final=False``
-        writes the provisional table (``exp<id>_demand.provisional.csv``) instead; the
-        final one replaces it.
-        """
-        header = ["load", "resources"] if metric == "demand" else ["resource", "loads"]
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(header)
-        for key in sorted(table):
-            value = table[key]
-            writer.writerow([fmt_value(key), "" if value is None else fmt_value(value)])
-        atomic_write(self.table_path(metric, final), buf.getvalue())
-        if final:
-            self.table_path(metric, final=False).unlink(missing_ok=True)
-        self._write_result_json(table=table, metric=metric, complete=final)
+    def record_table(self, metric: str, rows: list[dict[str, float | None]], complete: bool) -> None:
+        """The table in the result JSON (rows as :func:`bench.tables.to_rows` gives them)."""
+        self._write_result_json(rows=rows, metric=metric, complete=complete)
 
     def _add_confidence(self, record: ExperimentRecord) -> None:
         """The slope interval and margin of every lag-trend-like verdict, from its stored series.
@@ -317,7 +298,7 @@ class ResultStore:
             record.unstable = record.unstable or confidence.unstable
 
     def _write_result_json(
-        self, table: dict[float, float | None] | None, metric: str | None, complete: bool
+        self, rows: list[dict[str, float | None]] | None, metric: str | None, complete: bool
     ) -> None:
         path = self.path(f"exp{self.id}-result.json")
         previous: dict[str, Any] = {}
@@ -330,11 +311,7 @@ class ResultStore:
             "id": self.id,
             "experiments": [asdict(e) for e in self.experiments],
             "metric": metric or previous.get("metric"),
-            "table": (
-                [{"key": k, "value": v} for k, v in sorted(table.items())]
-                if table is not None
-                else previous.get("table")
-            ),
+            "table": rows if rows is not None else previous.get("table"),
             "complete": complete,
         }
         atomic_write(path, json.dumps(doc, indent=2, default=_json_default))

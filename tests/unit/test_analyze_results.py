@@ -9,14 +9,15 @@ from pathlib import Path
 import numpy as np
 from bench.api import Series
 from bench.results import ExperimentRecord, ResultStore
+from bench.tables import write_run_table
 
 
 def test_a_load_with_no_passing_resource_keeps_an_empty_row(tmp_path: Path) -> None:
     store = ResultStore(tmp_path, 0)
-    store.write_table("demand", {1000.0: 1.0, 2000.0: None, 3000.0: 3.0}, [1000.0, 2000.0, 3000.0])
+    write_run_table(store, "demand", {1000.0: 1.0, 2000.0: None, 3000.0: 3.0})
     rows = list(csv.reader(open(tmp_path / "exp0_demand.csv")))
     assert rows == [["load", "resources"], ["1000", "1"], ["2000", ""], ["3000", "3"]]
-    store.write_table("capacity", {1.0: None, 2.0: 2000.0}, [])
+    write_run_table(store, "capacity", {1.0: None, 2.0: 2000.0})
     rows = list(csv.reader(open(tmp_path / "exp0_capacity.csv")))
     assert rows == [["resource", "loads"], ["1", ""], ["2", "2000"]]
 

@@ -24,8 +24,6 @@ marked, since ``bench run``'s table also required those.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -34,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import slo_math
+from bench import slo_math, tables
 from bench.analysis.confidence import DEFAULT_CONFIDENCE, Confidence, RepetitionFit, fit_repetition, judge
 from bench.analysis.runs import Key, RunFiles
 from bench.model import ConfigError
@@ -149,7 +147,7 @@ class Analysis:
                 "thresholdRelToLoad": self.settings.threshold_rel_to_load,
                 "confidence": self.settings.confidence,
             },
-            "table": [{"key": k, "value": v} for k, v in sorted(self.table.items())],
+            "table": tables.to_rows(self.table),
             "experiments": [e.as_dict() for _, e in sorted(self.experiments.items())],
         }
 
@@ -205,37 +203,14 @@ def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> Experime
     return result
 
 
-def table_of(metric: str, experiments: dict[Key, ExperimentResult]) -> dict[float, float | None]:
-    """Demand (least passing resources per load) or capacity (greatest passing load per resource)."""
-    table: dict[float, float | None] = {}
-    for (load, resources), e in sorted(experiments.items()):
-        key, value = (load, resources) if metric == "demand" else (resources, load)
-        table.setdefault(key, None)
-        if e.passed:
-            best = table[key]
-            if best is None or (value < best if metric == "demand" else value > best):
-                table[key] = value
-    return table
-
-
 def analyze(run: RunFiles, settings: Settings, metric: str | None = None) -> Analysis:
     if not run.lag_files():
         raise ConfigError(f"{run.directory}: exp{run.exp_id} has no lag-trend series "
                           f"(exp{run.exp_id}_<load>_<resources>_sli_lag-trend_<rep>.csv)")
     experiments = {key: evaluate_experiment(run, key, settings) for key in run.lag_files()}
     metric = metric or run.metric()
-    return Analysis(run, settings, metric, experiments, table_of(metric, experiments))
-
-
-def table_csv(metric: str, table: dict[float, float | None]) -> str:
-    """The reference's two columns; a key with no passing value keeps its row, value empty."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["load", "resources"] if metric == "demand" else ["resource", "loads"])
-    for key in sorted(table):
-        value = table[key]
-        writer.writerow([fmt_value(key), "" if value is None else fmt_value(value)])
-    return buf.getvalue()
+    table = tables.build(metric, ((load, res, e.passed) for (load, res), e in experiments.items()))
+    return Analysis(run, settings, metric, experiments, table)
 
 
 def write(analysis: Analysis, output: Path | None = None) -> tuple[Path, Path]:
@@ -248,7 +223,7 @@ def write(analysis: Analysis, output: Path | None = None) -> tuple[Path, Path]:
     base = analysis.run.directory / f"exp{analysis.run.exp_id}-analysis"
     csv_path = output if output is not None else Path(f"{base}-{analysis.metric}.csv")
     json_path = csv_path.with_suffix(".json") if output is not None else Path(f"{base}.json")
-    atomic_write(csv_path, table_csv(analysis.metric, analysis.table))
+    tables.write_csv(csv_path, analysis.metric, analysis.table)
     atomic_write(json_path, json.dumps(analysis.as_dict(), indent=2, allow_nan=False, default=_finite))
     return csv_path, json_path
 

@@ -8,16 +8,14 @@ is not worse for it.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import tables
 from bench.model import ConfigError
-from bench.results import fmt_value
-
-Table = dict[float, float | None]
-
+from bench.results import ResultStore, fmt_value
+from bench.tables import Table
 
 #: the exit code of ``bench compare`` and ``bench run --expect`` when the demand rose (documented in --help)
 EXIT_REGRESSION = 3
@@ -50,20 +48,7 @@ class Comparison:
 
 
 def _parse_csv(path: Path) -> TableFile:
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r]
-    if not rows or [c.strip() for c in rows[0]] not in (["load", "resources"], ["resource", "loads"]):
-        raise ConfigError(f"{path}: not a demand (load,resources) or capacity (resource,loads) CSV")
-    metric = "demand" if rows[0][0].strip() == "load" else "capacity"
-    table: Table = {}
-    for row in rows[1:]:
-        try:
-            key = float(row[0])
-            raw = row[1].strip() if len(row) > 1 else ""
-            value = None if raw in ("", "None", "null", "nan", "NaN") else float(raw)
-        except ValueError:
-            raise ConfigError(f"{path}: row {row!r} is not two numbers") from None
-        table[key] = value
+    metric, table = tables.read_csv(path)
     return TableFile(metric, table)
 
 
@@ -79,7 +64,7 @@ def read_table(source: str | Path) -> TableFile:
     recorded = run.recorded_table()
     if recorded is not None:
         return TableFile(metric, recorded)
-    csv_path = run.directory / f"exp{run.exp_id}_{metric}.csv"
+    csv_path = ResultStore(run.directory, run.exp_id).table_path(metric)
     if csv_path.is_file():
         return _parse_csv(csv_path)
     raise ConfigError(f"{source}: exp{run.exp_id} has no {metric} table yet")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import tables
 from bench.model import ConfigError
 
 #: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
@@ -83,14 +84,7 @@ class RunFiles:
 
     def recorded_table(self) -> dict[float, float | None] | None:
         """The demand/capacity table the run itself wrote into its result JSON."""
-        rows = (self.result or {}).get("table")
-        if not isinstance(rows, list):
-            return None
-        table: dict[float, float | None] = {}
-        for row in rows:
-            value = row.get("value")
-            table[float(row["key"])] = None if value is None else float(value)
-        return table
+        return tables.from_rows((self.result or {}).get("table"))
 
     def lag_slo_properties(self) -> dict[str, Any]:
         """The run's lag-trend SLO properties (benchmark, then execution overrides)."""
