@@ -32,6 +32,7 @@ from typing import Any
 import structlog
 
 from bench import tables
+from bench.analysis import confidence
 from bench.api import (
     ExperimentSpec,
     Manifest,
@@ -276,6 +277,7 @@ class Engine:
             record.passed, record.outcome, record.valid = False, "error", False
         record.finished = time.time()
         record.info = summarise(collected, float(ex.warmup))
+        confidence.annotate(record, self.store)
         self.store.add_experiment(record)
         if self.environment is not None:
             self.environment.experiment_finished(load, resources)

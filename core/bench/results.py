@@ -259,7 +259,6 @@ class ResultStore:
         return found
 
     def add_experiment(self, record: ExperimentRecord) -> None:
-        self._add_confidence(record)
         self.experiments = [
             e for e in self.experiments if (e.load, e.resources) != (record.load, record.resources)
         ]
@@ -269,33 +268,6 @@ class ResultStore:
     def record_table(self, metric: str, rows: list[dict[str, float | None]], complete: bool) -> None:
         """The table in the result JSON (rows as :func:`bench.tables.to_rows` gives them)."""
         self._write_result_json(rows=rows, metric=metric, complete=complete)
-
-    def _add_confidence(self, record: ExperimentRecord) -> None:
-        """The slope interval and margin of every lag-trend-like verdict, from its stored series.
-
-        Read back from the SLI files that the engine writes before it records the
-        experiment, so the numbers come from exactly the samples of the verdict; an SLO
-        whose files or samples do not allow an error estimate gets none.
-        """
-        from bench import slo_math
-        from bench.analysis.confidence import fit_repetition, judge
-
-        for name, details in record.slos.items():
-            slopes, threshold = details.get("slopes"), details.get("threshold")
-            if not isinstance(slopes, list) or not isinstance(threshold, int | float) or "median" not in details:
-                continue
-            warmup = float(details.get("warmup") or 0.0)
-            try:
-                fits = []
-                for rep in range(len(slopes)):
-                    t, v = slo_math.usable(read_series(self.sli_path(record.load, record.resources, name, rep)),
-                                           warmup, rep)
-                    fits.append(fit_repetition(t, v))
-                confidence = judge(fits, float(threshold))
-            except (OSError, ValueError):
-                continue
-            details["confidence"] = confidence.as_dict()
-            record.unstable = record.unstable or confidence.unstable
 
     def _write_result_json(
         self, rows: list[dict[str, float | None]] | None, metric: str | None, complete: bool

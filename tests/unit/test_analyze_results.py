@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from bench.analysis.confidence import annotate
 from bench.api import Series
 from bench.results import ExperimentRecord, ResultStore
 from bench.tables import write_run_table
@@ -38,6 +39,7 @@ def _record(store: ResultStore, slopes: list[float], threshold: float, noise: fl
     details = {"passed": float(np.median(fitted)) < threshold, "slopes": fitted, "median": float(np.median(fitted)),
                "threshold": threshold, "warmup": 60.0, "intercepts": [0.0] * len(slopes)}
     record = ExperimentRecord(load=1000, resources=1, passed=bool(details["passed"]), slos={"lag-trend": details})
+    annotate(record, store)
     store.add_experiment(record)
     return record
 
@@ -70,7 +72,7 @@ def test_a_margin_inside_the_noise_is_unstable(tmp_path: Path) -> None:
 
 def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: object) -> None:
     from bench.engine import RunOutcome
-    from bench.runner import print_table
+    from bench.launch import print_table
 
     shaky = ExperimentRecord(load=2000, resources=1, passed=True, unstable=True, outcome="passed")
     firm = ExperimentRecord(load=4000, resources=2, passed=True, outcome="passed")

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from bench import early_stop, slo_math
+from bench.results import ExperimentRecord, ResultStore, read_series
 
 #: two-sided confidence of the printed intervals; 0.95 as a reader expects of an error bar
 DEFAULT_CONFIDENCE = 0.95
@@ -100,3 +101,28 @@ def judge(fits: Sequence[RepetitionFit], threshold: float, confidence: float = D
     inside = abs(median - threshold) < half
     return Confidence(median, threshold, threshold - median, median - half, median + half, stderr, confidence,
                       disagree, inside)
+
+
+def annotate(record: ExperimentRecord, store: ResultStore) -> None:
+    """The slope interval and margin of every lag-trend-like verdict, from its stored series.
+
+    Read back from the SLI files that the engine writes before it records the
+    experiment, so the numbers come from exactly the samples of the verdict; an SLO
+    whose files or samples do not allow an error estimate gets none.
+    """
+    for name, details in record.slos.items():
+        slopes, threshold = details.get("slopes"), details.get("threshold")
+        if not isinstance(slopes, list) or not isinstance(threshold, int | float) or "median" not in details:
+            continue
+        warmup = float(details.get("warmup") or 0.0)
+        try:
+            fits = []
+            for rep in range(len(slopes)):
+                t, v = slo_math.usable(read_series(store.sli_path(record.load, record.resources, name, rep)),
+                                       warmup, rep)
+                fits.append(fit_repetition(t, v))
+            confidence = judge(fits, float(threshold))
+        except (OSError, ValueError):
+            continue
+        details["confidence"] = confidence.as_dict()
+        record.unstable = record.unstable or confidence.unstable
