@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from bench.api import Registrar
+from bench.api import PROJECT, Registrar
+from bench.api import hookimpl as hookimpl  # defined with the public contracts, for plugins
 
 if TYPE_CHECKING:  # only the CLI needs click; libraries that load plugins do not
     import click
 
-PROJECT = "bench"
 hookspec = pluggy.HookspecMarker(PROJECT)
-hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec

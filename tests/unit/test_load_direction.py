@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from bench.api import SearchProblem
+from bench.api import SearchProblem, message_period_load_type, param_load_type
 from bench.model import load_intensity_order, parse_benchmark, parse_execution
 from bench.search import STRATEGIES
-from bench.windowed import message_period_load_type, param_load_type
 
 KEYS = 1000
 

@@ -97,7 +97,6 @@ async def test_change_loop_publishes_one_change_per_interval_until_cancelled() -
 async def test_only_the_first_instance_changes_the_registry_and_only_when_asked(
     monkeypatch: pytest.MonkeyPatch, params: dict[str, Any], changes: bool
 ) -> None:
-    from bench.runtime.load import generator as runtime
     started: list[float] = []
 
     async def fake_changes(spec: GeneratorSpec, interval: float, *_: Any) -> int:
@@ -110,7 +109,7 @@ async def test_only_the_first_instance_changes_the_registry_and_only_when_asked(
         return GeneratorReport(1.0, 1.0, 1, 1.0)
 
     monkeypatch.setattr(generator, "change_registry", fake_changes)
-    monkeypatch.setattr(runtime, "run_active_power", fake_loop)
+    monkeypatch.setattr(generator, "run_active_power", fake_loop)
     report = await generator.run(spec(**params))
     assert report.records == 1
     assert started == ([0.5] if changes else [])

@@ -1,7 +1,7 @@
 """Built-in SLO types: ``generic`` (any SLI against a threshold), ``dropped-records`` and ``latency``.
 
-The lag-trend SLO lives in its own distribution (plugins/slo_lag_trend) to prove that
-SLOs are ordinary plugins; these are built in because every use case can use them.
+The method's main SLO lives in its own distribution (plugins/slo_lag_trend) to prove
+that SLOs are ordinary plugins; these are built in because every use case can use them.
 A check never passes on missing data: too few samples give a failing verdict whose
 details say why.
 """
@@ -75,7 +75,7 @@ def check_generic(series: list[Series], ctx: SloContext) -> SloVerdict:
         "samples": [int(t.size) for t, _ in samples],
     }
     if per_rep == "trend":
-        # Named as the lag-trend SLO names them, so plots draw the trend lines of both.
+        # Named as every trend SLO names them, so that plots draw the trend lines of all.
         details["slopes"] = values
         details["intercepts"] = [slo_math.slope(t, v)[1] for t, v in samples]
     return SloVerdict(slo_math.compare(result, operator, threshold), details)
@@ -95,8 +95,16 @@ def decide_generic_early(series: Series, ctx: SloContext) -> EarlyDecision:
 
 
 def generic_takes_cli_threshold(properties: Mapping[str, Any]) -> bool:
-    """A generic SLO on the lag trend is a lag-trend SLO: ``--threshold`` sets it too."""
+    """A generic SLO on the lag's trend bounds the lag's growth in records/s, which is what
+    ``--threshold`` sets."""
     return properties.get("sli") == "lag" and properties.get("repetitionAggregation") == "trend"
+
+
+def generic_is_trend(properties: Mapping[str, Any]) -> bool:
+    """The offline analysis re-evaluates a median of the lag's slopes strictly below a
+    threshold; a generic SLO is that exactly when its properties say so."""
+    return (generic_takes_cli_threshold(properties) and properties.get("aggregation", "median") == "median"
+            and properties.get("operator", "lte") == "lt")
 
 
 # ----------------------------------------------------------------- dropped records
@@ -182,7 +190,7 @@ def check_latency(series: list[Series], ctx: SloContext) -> SloVerdict:
     warm-up are aggregated with ``repetitionAggregation`` (default median: one slow
     interval on a shared machine should not fail a SUT that keeps up, while a SUT that
     falls behind has latencies that grow in every interval), then across repetitions
-    with ``aggregation`` (default median, as the lag trend). A repetition without any
+    with ``aggregation`` (default median, as for a trend). A repetition without any
     output after the warm-up fails: results that never came are not on time.
     """
     props = ctx.properties
@@ -226,6 +234,7 @@ SLO_TYPES = (
         validate=validate_generic,
         decide_early=decide_generic_early,
         cli_threshold=generic_takes_cli_threshold,
+        analysed_as_trend=generic_is_trend,
     ),
     SloType(
         "dropped-records",

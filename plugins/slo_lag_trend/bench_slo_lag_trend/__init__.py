@@ -13,9 +13,16 @@ from typing import Any
 
 import numpy as np
 from bench import slo_math
-from bench.api import EarlyDecision, Registrar, Series, SloContext, SloType, SloVerdict
-from bench.early_stop import trend_decision
-from bench.hookspecs import hookimpl
+from bench.api import (
+    EarlyDecision,
+    Registrar,
+    Series,
+    SloContext,
+    SloType,
+    SloVerdict,
+    hookimpl,
+)
+from bench.services import trend_decision
 
 THRESHOLDS = ("threshold", "thresholdRelToLoad")
 DEFAULT_THRESHOLD = 2000.0
@@ -77,6 +84,8 @@ LAG_TREND = SloType(
     validate=validate,
     decide_early=decide_early,
     cli_threshold=_always,
+    analysed_as_trend=_always,
+    series_label="lag (records)",
 )
 
 

@@ -17,9 +17,16 @@ import os
 import tempfile
 from typing import Any
 
-from bench.api import ParamSpec, Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
-from bench.hookspecs import hookimpl
-from bench.windowed import message_period_load_type
+from bench.api import (
+    ParamSpec,
+    Registrar,
+    StreamingPlan,
+    TopologyContext,
+    UseCase,
+    hookimpl,
+    message_period_load_type,
+    standard_benchmark,
+)
 
 from bench_uc1.sinks import make_sink
 

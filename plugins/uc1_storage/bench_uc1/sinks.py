@@ -72,7 +72,7 @@ def make_sink(kind: str, path: str, log_max_mb: float = 256) -> BatchSink:
 
     def store(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
-        from bench.runtime.kafka.source.worker_heap import freeze_worker_heap
+        from bench.services import freeze_worker_heap
 
         freeze_worker_heap()  # skip pyspark's per-task full gc over every imported module
 

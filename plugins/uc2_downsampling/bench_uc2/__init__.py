@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.api import UseCase
-from bench.hookspecs import hookimpl
+from bench.api import UseCase, hookimpl
 
 from bench_uc2.benchmark import default_benchmark
 from bench_uc2.params import DEFAULT_PARAMS, PARAMS

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.api import standard_benchmark
-from bench.windowed import message_period_load_type, param_load_type, windowed_slos
+from bench.api import message_period_load_type, param_load_type, standard_benchmark, windowed_slos
 
 TOPICS = {"input": 4, "output": 4}
 

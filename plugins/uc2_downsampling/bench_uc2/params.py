@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.api import ParamSpec
-from bench.numbers import whole_number
+from bench.api import ParamSpec, whole_number
 
 DEFAULT_PARAMS: dict[str, Any] = {
     "windowSizeMs": 60_000,

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench.api import StreamingPlan, TopologyContext
-from bench.statistics import statistics_columns
+from bench.api import StreamingPlan, TopologyContext, statistics_columns
 
 from bench_uc2.params import Uc2Params
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bench.api import ParamSpec
-from bench.numbers import whole_number
+from bench.api import ParamSpec, whole_number
 
 DAY_MS = 86_400_000
 

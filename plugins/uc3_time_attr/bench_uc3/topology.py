@@ -37,8 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from bench.api import StreamingPlan, TopologyContext
-from bench.statistics import statistics_columns
+from bench.api import StreamingPlan, TopologyContext, statistics_columns
 
 from bench_uc3.params import Uc3Params
 from bench_uc3.time_attr import time_attribute_column

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench.api import GeneratorType, PatcherType, Registrar, UseCase
-from bench.hookspecs import hookimpl
+from bench.api import GeneratorType, PatcherType, Registrar, UseCase, hookimpl
 
 from bench_uc4.benchmark import default_benchmark
 from bench_uc4.generator import GENERATOR

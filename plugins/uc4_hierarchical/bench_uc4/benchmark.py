@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.api import resource_types
-from bench.windowed import message_period_load_type
+from bench.api import message_period_load_type, resource_types
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 

@@ -14,9 +14,13 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, ParamSpec
-from bench.builtin.generators import ACTIVE_POWER_PARAMS
-from bench.runtime.kafka.security import current as kafka_security
+from bench.api import (
+    GeneratorReport,
+    GeneratorSpec,
+    GeneratorType,
+    ParamSpec,
+)
+from bench.services import ACTIVE_POWER_PARAMS, kafka_security, run_active_power
 
 from bench_uc4 import registry
 from bench_uc4.params import integer
@@ -113,8 +117,6 @@ async def change_registry(
 async def run(spec: GeneratorSpec) -> GeneratorReport:
     """The leaves' measurements (the generic active-power loop, unchanged) and, with
     ``registryChangeIntervalMs``, registry changes from the first instance alongside."""
-    from bench.runtime.load.generator import run_active_power
-
     interval = change_interval_s(spec.params)
     if interval <= 0 or int(spec.params.get("keyOffset", 0)) != 0:
         return await run_active_power(spec)
