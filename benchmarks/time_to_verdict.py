@@ -2,7 +2,7 @@
 
 Both procedures run the same search (linear + lower bound, the published default and
 ours) on the built-in ``calibrated`` use case, through the same code path as
-``bench run`` (``bench.runner.prepare_run`` + ``run_benchmark``), each with its own
+``bench run`` (``bench.launch.prepare_run`` + ``run_benchmark``), each with its own
 embedded broker and results folder. The reference samples for the fixed ``duration``;
 ours ends a repetition as soon as ``bench.early_stop`` has decided every SLO. The two
 alternate within each round (order flipped every round) so drifting machine load hits
@@ -53,7 +53,7 @@ def options(args: argparse.Namespace, early: bool, results: Path, execution_file
 
 
 async def one_run(registry: Any, opts: dict[str, Any]) -> tuple[float, dict[float, float | None], list[Any]]:
-    from bench.runner import prepare_run, run_benchmark
+    from bench.launch import prepare_run, run_benchmark
 
     prepared = prepare_run(registry, opts)
     started = time.monotonic()

@@ -196,7 +196,7 @@ def run(**opts: Any) -> None:
       3  with --expect: the demand rose for a load (capacity: fell)
     """
     configure_logging(opts["log_format"], opts["verbose"])
-    from bench.runner import prepare_run, run_benchmark
+    from bench.launch import prepare_run, run_benchmark
 
     expected = None
     if opts.get("expect"):
@@ -208,7 +208,7 @@ def run(**opts: Any) -> None:
         registry = _registry()
         prepared = prepare_run(registry, opts)
         if opts["dry_run"]:
-            from bench.runner import dry_run
+            from bench.launch import dry_run
 
             click.echo(dry_run(registry, prepared, opts))
             return
@@ -216,7 +216,7 @@ def run(**opts: Any) -> None:
     except KeyboardInterrupt:
         click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
         sys.exit(130)
-    from bench.runner import print_table
+    from bench.launch import print_table
 
     print_table(outcome)
     code = 0
@@ -252,7 +252,7 @@ def plugins() -> None:
               help="The benchmark an execution refers to (default: the use case's own).")
 def validate(file: str, benchmark_file: str | None) -> None:
     """Check a benchmark or execution YAML file without running anything."""
-    from bench.runner import validate_file
+    from bench.launch import validate_file
 
     try:
         message = validate_file(_registry(), Path(file), Path(benchmark_file) if benchmark_file else None)

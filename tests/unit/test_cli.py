@@ -136,13 +136,13 @@ def test_every_hookspec_is_documented_with_its_signature() -> None:
 
 
 def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bench.runner
+    import bench.launch
     from bench.errors import UserError
 
     def user_error(registry: object, opts: object) -> None:
         raise UserError("the broker port is taken")
 
-    monkeypatch.setattr(bench.runner, "prepare_run", user_error)
+    monkeypatch.setattr(bench.launch, "prepare_run", user_error)
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 2 and result.output == "bench: error: the broker port is taken\n"
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "-vv"])
@@ -153,7 +153,7 @@ def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch: pyt
     def bug(registry: object, opts: object) -> None:
         raise NotImplementedError("search strategy 'magic'")
 
-    monkeypatch.setattr(bench.runner, "prepare_run", bug)
+    monkeypatch.setattr(bench.launch, "prepare_run", bug)
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 1 and isinstance(result.exception, NotImplementedError)
     assert "bench: error" not in result.output
@@ -161,7 +161,7 @@ def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch: pyt
 
 def test_runner_is_a_library_without_click() -> None:
     """Option parsing lives in bench.options, so runner needs neither cli nor click."""
-    code = "import sys, bench.runner; assert not {'bench.cli', 'click'} & set(sys.modules), sorted(sys.modules)"
+    code = "import sys, bench.launch; assert not {'bench.cli', 'click'} & set(sys.modules), sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=60)
 
 
@@ -208,7 +208,7 @@ def test_a_misspelt_hook_marks_its_plugin_broken_and_duplicates_warn(caplog: pyt
 
 def test_exit_code_says_whether_every_experiment_got_a_verdict(monkeypatch: pytest.MonkeyPatch,
                                                                tmp_path: Path) -> None:
-    import bench.runner
+    import bench.launch
     from bench.engine import RunOutcome
     from bench.results import ExperimentRecord
 
@@ -217,8 +217,8 @@ def test_exit_code_says_whether_every_experiment_got_a_verdict(monkeypatch: pyte
     async def run_benchmark(registry: object, prepared: object, opts: object) -> RunOutcome:
         return RunOutcome(0, "demand", {1000.0: 1.0, 2000.0: None}, records, tmp_path)
 
-    monkeypatch.setattr(bench.runner, "prepare_run", lambda registry, opts: None)
-    monkeypatch.setattr(bench.runner, "run_benchmark", run_benchmark)
+    monkeypatch.setattr(bench.launch, "prepare_run", lambda registry, opts: None)
+    monkeypatch.setattr(bench.launch, "run_benchmark", run_benchmark)
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 0, result.output
     records.append(ExperimentRecord(2000, 1, passed=False, outcome="error", cause="repetition 1: SUT exited"))

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from bench.cli import cli
+from bench.launch import parse_spark_conf, resolve_run
 from bench.model import ConfigError
 from bench.plugins import load_plugins
-from bench.runner import parse_spark_conf, resolve_run
 from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]

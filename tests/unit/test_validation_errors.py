@@ -32,7 +32,7 @@ def test_a_platform_error_is_one_line(monkeypatch: pytest.MonkeyPatch, verbose: 
     def failing(registry: Any, opts: Any) -> Any:
         raise PlatformError("Spark driver exited with code 1")
 
-    monkeypatch.setattr("bench.runner.prepare_run", failing)
+    monkeypatch.setattr("bench.launch.prepare_run", failing)
     result = CliRunner().invoke(cli, [*verbose, "run", "--plugin", "uc1"])
     assert result.exit_code == 2
     assert "bench: error: Spark driver exited with code 1" in result.output

@@ -69,7 +69,7 @@ def stages(plugin: str, sensors: int, duration: float, warmup: float, drain: flo
     from bench.plugins import load_plugins
     from bench.runtime.kafka.broker import running_broker
     from bench.stages.measure import format_table
-    from bench.stages.runner import STAGES, StageRun, run_stages
+    from bench.stages.pipeline import STAGES, StageRun, run_stages
 
     registry = load_plugins()
     if plugin not in registry.use_cases:
