@@ -1,0 +1,79 @@
+"""The SLI samples of one repetition: the sampling loop and the series it fills.
+
+The loop samples every ``sampleInterval`` seconds from the moment the generators
+started until ``duration`` has passed, or until the SLO evaluator says the rest of the
+repetition can no longer change the verdict (early stopping). Sleeps are measured
+against the start, not chained, so slow samples do not stretch the repetition.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from bench.api import ExperimentSpec, Platform, Series
+from bench.execution.config import ProgressFn
+from bench.execution.evaluator import SloEvaluator
+from bench.model import ExecutionParams
+
+
+@dataclass
+class Samples:
+    """One repetition's series by SLI name, and whether early stopping ended it."""
+
+    series: dict[str, Series] = field(default_factory=dict)
+    early: bool = False
+
+    def add(self, values: dict[str, float], timestamp: float, labels: str) -> None:
+        for name, value in values.items():
+            s = self.series.setdefault(name, Series([], [], labels=labels))
+            s.timestamps.append(timestamp)
+            s.values.append(float(value))
+
+
+class SliCollector:
+    def __init__(
+        self,
+        platform: Platform,
+        evaluator: SloEvaluator,
+        settings: ExecutionParams,
+        progress: ProgressFn,
+        clock: Callable[[], float],
+        sleep: Callable[[float], Awaitable[None]],
+        eta: Callable[[float], str],
+    ) -> None:
+        self.platform = platform
+        self.evaluator = evaluator
+        self.settings = settings
+        self.progress = progress
+        self.clock = clock
+        self.sleep = sleep
+        #: the time left for the whole run, given the seconds spent in this repetition
+        self.eta = eta
+
+    async def collect(self, spec: ExperimentSpec, label: str) -> Samples:
+        """Sample the running SUT and generators until the repetition is over."""
+        ex = self.settings
+        samples = Samples()
+        started = self.clock()
+        next_tick = started
+        while True:
+            sample = await self.platform.sample(spec)
+            samples.add(sample.values, sample.timestamp, spec.group_id)
+            elapsed = self.clock() - started
+            lag = sample.values.get("lag")
+            self.progress(
+                f"{label}: {elapsed:5.0f}/{ex.duration:g} s"
+                + (f"  lag={lag:,.0f}" if lag is not None and math.isfinite(lag) else "")
+                + f"  ({self.eta(elapsed)} left at most)",
+                True,
+            )
+            if elapsed >= ex.duration:
+                return samples
+            if ex.earlyStop and self.evaluator.decided_early(samples.series, spec, elapsed):
+                self.progress(f"{label}: lag trend decided early at {elapsed:.0f} s", False)
+                samples.early = True
+                return samples
+            next_tick += ex.sampleInterval
+            await self.sleep(max(0.0, min(next_tick - self.clock(), ex.duration - elapsed)))

@@ -1,0 +1,47 @@
+"""What a run is given (``RunConfig``) and what it returns (``RunOutcome``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.api import UseCase
+from bench.model import Benchmark, Execution
+from bench.results import ExperimentRecord
+
+
+@dataclass
+class RunConfig:
+    use_case: UseCase
+    benchmark: Benchmark
+    execution: Execution
+    results_dir: Path
+    params: dict[str, Any] = field(default_factory=dict)
+    exp_id: int | None = None
+    resume: bool = False
+    #: how often a faulted repetition is run again before its experiment is an ``error``
+    retries: int = 1
+
+
+@dataclass
+class RunOutcome:
+    exp_id: int
+    metric: str
+    table: dict[float, float | None]
+    records: list[ExperimentRecord]
+    results_dir: Path
+
+    @property
+    def errors(self) -> list[ExperimentRecord]:
+        """Experiments that got no verdict (outcome ``error``)."""
+        return [r for r in self.records if r.outcome == "error"]
+
+
+#: progress(message, transient): transient messages (per-sample ticks) may be overwritten.
+ProgressFn = Callable[[str, bool], None]
+
+
+def no_progress(message: str, transient: bool = False) -> None:
+    return None

@@ -1,0 +1,80 @@
+"""The deployment of one experiment: its objects, parameter values and per-attempt spec."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from bench.api import ExperimentSpec, Manifest, TopicSpec, UseCase
+from bench.model import Benchmark, Execution
+from bench.patching import apply_all, find_kind, select_indices
+from bench.plugins import Registry
+
+
+def build_objects(
+    registry: Registry, bench: Benchmark, execution: Execution, params: dict[str, Any], load: float, resources: float
+) -> list[Manifest]:
+    """The deployment of one experiment: base objects, --set values, overrides, patchers."""
+    objects: list[Manifest] = copy.deepcopy(bench.sut.resources + bench.loadGenerator.resources)
+    for key, value in params.items():
+        obj_name, _, path = key.partition(".")
+        if path and select_indices(objects, obj_name):
+            for i in select_indices(objects, obj_name):
+                _set_path(objects[i].setdefault("spec", {}), path.split("."), value)
+        else:
+            for obj in objects:
+                if obj.get("kind") in ("BenchSut", "BenchGenerator"):
+                    obj.setdefault("spec", {}).setdefault("params", {})[key] = value
+    patches: list[tuple[str, str, dict[str, Any], Any]] = [
+        (o.patcher.type, o.patcher.resource, o.patcher.properties, o.value) for o in execution.configOverrides
+    ]
+    load_type = next(t for t in bench.loadTypes if t.typeName == execution.load.loadType)
+    resource_type = next(t for t in bench.resourceTypes if t.typeName == execution.resources.resourceType)
+    patches += [(p.type, p.resource, p.properties, _num(load)) for p in load_type.patchers]
+    patches += [(p.type, p.resource, p.properties, _num(resources)) for p in resource_type.patchers]
+    return apply_all(registry, objects, patches)
+
+
+def _num(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _set_path(target: dict[str, Any], parts: list[str], value: Any) -> None:
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+    target[parts[-1]] = value
+
+
+def merged_params(use_case: UseCase, bench: Benchmark, execution: Execution, objects: list[Manifest],
+                  params: dict[str, Any]) -> dict[str, Any]:
+    """Defaults < benchmark < execution < --set < what patchers wrote into the objects."""
+    merged: dict[str, Any] = {**use_case.default_params, **bench.params, **execution.params}
+    merged.update({k: v for k, v in params.items() if "." not in k})
+    for kind in ("BenchGenerator", "BenchSut"):
+        obj = find_kind(objects, kind)
+        if obj is not None:
+            merged.update((obj.get("spec") or {}).get("params") or {})
+    return merged
+
+
+def experiment_spec(use_case: UseCase, bench: Benchmark, objects: list[Manifest], params: dict[str, Any],
+                    load: float, resources: float, exp: str) -> ExperimentSpec:
+    """What the platform deploys for one attempt of one repetition.
+
+    ``exp`` names the attempt's topics and consumer group: no two attempts share them,
+    so records left over from a killed attempt cannot reach the next one.
+    """
+    topics = [
+        TopicSpec(logical=t.name, name=f"{t.name}-{exp}", partitions=t.numPartitions)
+        for t in bench.kafkaConfig.topics
+    ]
+    return ExperimentSpec(
+        experiment_id=exp,
+        use_case=use_case,
+        objects=copy.deepcopy(objects),
+        topics=topics,
+        params=params,
+        load=load,
+        resources=resources,
+        group_id=f"bench-sut-{exp}",
+    )

@@ -1,0 +1,77 @@
+"""SLO verdicts: per SLO over all repetitions, and the early decisions that shorten a run.
+
+Each SLO is judged by its registered type (``bench.api.SloType``); the evaluator only
+collects the repetitions' series of the SLO's SLI and the context the type needs. The
+early decisions, within a repetition and across repetitions, follow
+:mod:`bench.early_stop`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bench.api import ExperimentSpec, Series, SloContext, SloVerdict
+from bench.early_stop import decided, settled_verdict
+from bench.model import ExecutionParams, SloDef
+from bench.plugins import Registry
+
+
+class SloEvaluator:
+    def __init__(self, registry: Registry, slos: list[SloDef], settings: ExecutionParams) -> None:
+        self.registry = registry
+        self.slos = slos
+        self.settings = settings
+
+    def sli(self, slo: SloDef) -> str:
+        """The name of the SLI whose series ``slo`` is judged on."""
+        return self.registry.slos[slo.sloType].sli_name(slo.properties)
+
+    def slis(self) -> dict[str, str]:
+        """SLO name -> SLI name, as the result files name them."""
+        return {slo.name: self.sli(slo) for slo in self.slos}
+
+    def verdicts(
+        self, collected: Mapping[str, list[Series]], load: float, resources: float, rate: float
+    ) -> dict[str, SloVerdict]:
+        """Every SLO's verdict over the repetitions' series (by SLI name)."""
+        verdicts: dict[str, SloVerdict] = {}
+        for slo in self.slos:
+            slo_type = self.registry.slos[slo.sloType]
+            sli = self.sli(slo)
+            reps = collected.get(sli, [])
+            warmup = float(slo.properties.get("warmup", self.settings.warmup))
+            ctx = SloContext(load=load, resources=resources, warmup=warmup, properties=slo.properties,
+                             load_rate=rate)
+            if not reps:
+                verdicts[slo.name] = SloVerdict(False, {"error": f"no samples of SLI {sli!r} were recorded"})
+                continue
+            verdict = slo_type.check(reps, ctx)
+            verdict.details.setdefault("warmup", warmup)
+            verdicts[slo.name] = verdict
+        return verdicts
+
+    def decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float) -> bool:
+        """Whether the rest of this repetition can no longer change the experiment's verdict."""
+        return decided(self.slos, self.registry, series, self.settings, spec, elapsed)
+
+    def settled(
+        self, collected: dict[str, list[Series]], load: float, resources: float, rate: float, remaining: int
+    ) -> bool | None:
+        """The experiment's verdict if the repetitions not yet run cannot change it."""
+
+        def check(reps: dict[str, list[Series]]) -> dict[str, bool]:
+            return {name: v.passed for name, v in self.verdicts(reps, load, resources, rate).items()}
+
+        return settled_verdict(check, collected, [self.sli(slo) for slo in self.slos], remaining)
+
+
+def summary(verdict: SloVerdict) -> str:
+    """A verdict's main numbers for the progress line."""
+    d = verdict.details
+    if "error" in d:
+        return f"error: {d['error']}"
+    parts = []
+    for key in ("median", "aggregate", "ratio", "max_ratio", "threshold"):
+        if key in d and isinstance(d[key], int | float):
+            parts.append(f"{key}={d[key]:.4g}")
+    return " ".join(parts) or ("pass" if verdict.passed else "fail")

@@ -1,0 +1,117 @@
+"""The run as a whole: search strategy -> SLO experiments -> the demand or capacity table.
+
+``Engine`` reserves the result id (or takes the one to resume), writes or checks the
+configuration files, opens the platform, lets the search strategy ask for experiments
+(:class:`~bench.execution.experiments.ExperimentRunner` runs them) and writes the
+final table. On resume the configuration must be the one the run was measured with,
+finished experiments answer from the result JSON, and the environment record keeps
+the experiments of the interrupted run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bench import tables
+from bench.api import Platform, SearchProblem
+from bench.environment import EnvironmentRecord
+from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
+from bench.execution.evaluator import SloEvaluator
+from bench.execution.experiments import ExperimentRunner
+from bench.model import SloDef, effective_slos, load_intensity_order
+from bench.plugins import Registry
+from bench.results import ResultStore
+
+
+class Engine:
+    def __init__(
+        self,
+        registry: Registry,
+        config: RunConfig,
+        platform: Platform,
+        progress: ProgressFn = no_progress,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        # clock/sleep are injectable so that tests can run simulated time.
+        self.registry = registry
+        self.cfg = config
+        self.platform = platform
+        self.progress = progress
+        self.slos: list[SloDef] = effective_slos(config.benchmark, config.execution)
+        exp_id = config.exp_id
+        if exp_id is None:
+            ids = ResultStore.existing_ids(config.results_dir)
+            if config.resume and ids:
+                exp_id = ids[-1]
+            else:
+                exp_id = ResultStore.reserve_id(config.results_dir, self._run_meta())
+        self.store = ResultStore(config.results_dir, exp_id)
+        self.evaluator = SloEvaluator(registry, self.slos, config.execution.execution)
+        self.experiments = ExperimentRunner(registry, config, platform, self.store, self.evaluator, progress,
+                                            clock, sleep)
+        self.environment: EnvironmentRecord | None = None
+
+    def _run_meta(self) -> dict[str, Any]:
+        """What ``exp<id>-run.json`` keeps beside the configuration files (compared on resume)."""
+        return {"useCase": self.cfg.use_case.name, "params": self.cfg.params, "pid": os.getpid(),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+    async def run(self) -> RunOutcome:
+        ex = self.cfg.execution
+        execution_doc, benchmark_doc = ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json")
+        resuming = self.cfg.resume and self.store.path(f"exp{self.store.id}-execution-configuration.json").exists()
+        if resuming:
+            self.store.check_configuration(execution_doc, benchmark_doc, self._run_meta())
+            self.experiments.remember(self.store.load_previous())
+            self.progress(
+                f"resuming exp{self.store.id}: {len(self.experiments.cache)} experiment(s) already measured", False
+            )
+        else:
+            self.store.write_configuration(execution_doc, benchmark_doc)
+        strategy_name, lower_bound = ex.execution.strategy.resolved()
+        strategy = self.registry.search_strategies[strategy_name]
+        problem = SearchProblem(
+            loads=load_intensity_order(self.cfg.benchmark, ex),
+            resources=ex.resources.resourceValues,
+            run=self.experiments.run_experiment,
+            metric=ex.execution.metric,
+            lower_bound=lower_bound,
+        )
+        await self.platform.open()
+        try:
+            self.environment = EnvironmentRecord.of_platform(
+                self.store.path(f"exp{self.store.id}-environment.json"), self.platform
+            )
+            if resuming:
+                _keep_environment_history(self.environment)
+            self.environment.write()
+            self.experiments.environment = self.environment
+            table = await strategy.search(problem)
+        finally:
+            await self.platform.close()
+        tables.write_run_table(self.store, ex.execution.metric, table, final=True)
+        if self.registry.pm is not None:
+            self.registry.pm.hook.bench_run_finished(
+                results_dir=str(self.cfg.results_dir), metric=ex.execution.metric, table=table
+            )
+        return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir)
+
+    async def run_experiment(self, load: float, resources: float) -> bool:
+        """One SLO experiment, as the search strategy asks for it."""
+        return await self.experiments.run_experiment(load, resources)
+
+
+def _keep_environment_history(record: EnvironmentRecord) -> None:
+    """On resume, the experiments of the interrupted run stay in ``exp<id>-environment.json``."""
+    try:
+        old = json.loads(record.path.read_text(encoding="utf-8"))
+        record.data["experiments"] = list(old.get("experiments") or []) + record.data["experiments"]
+        record.data["resumedFrom"] = [*(old.get("resumedFrom") or []), old.get("recorded")]
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass  # a lost environment record is no reason to refuse the results
