@@ -471,14 +471,101 @@ class Platform(Protocol):
     async def delete_topics(self, spec: ExperimentSpec) -> None: ...
 
 
+@dataclass(frozen=True)
+class PlatformOption:
+    """One setting a platform reads from its options mapping.
+
+    Declared so that a setting the chosen platform would not read is refused before
+    anything starts (``--broker`` on Kubernetes) instead of being ignored, so that a
+    value is checked where the user typed it, and so that ``bench run --help`` can say
+    which options each platform reads. ``name`` is the key in the options mapping;
+    ``flag`` the ``bench run`` option that sets it ("" when only the environment or a
+    file does); ``type`` is ``str``, ``int``, ``float``, ``bool`` or ``dict``.
+    """
+
+    name: str
+    help: str
+    flag: str = ""
+    type: type = str
+    default: Any = None
+    choices: Sequence[Any] = ()
+    min: float | None = None
+    max: float | None = None
+
+    def check(self, value: Any, platform: str) -> Any:
+        """``value`` as ``type`` (None stays None); ValueError naming the option and the
+        platform when it does not fit."""
+        if value is None:
+            return None
+        where = f"{self.flag or self.name} {value}: the {platform} platform"
+        if self.type is bool:
+            if not isinstance(value, bool):
+                raise ValueError(f"{where} takes true or false")
+            return value
+        if self.type is dict:
+            if not isinstance(value, Mapping):
+                raise ValueError(f"{where} takes KEY=VALUE pairs")
+            return dict(value)
+        try:
+            converted = self.type(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where} takes a {self.type.__name__}") from None
+        if self.choices and converted not in self.choices:
+            raise ValueError(f"{where} takes one of {', '.join(map(str, self.choices))}")
+        if self.min is not None and converted < self.min:
+            raise ValueError(f"{where} takes at least {self.min:g}")
+        if self.max is not None and converted > self.max:
+            raise ValueError(f"{where} takes at most {self.max:g}")
+        return converted
+
+
+@dataclass(frozen=True)
+class PlatformCapabilities:
+    """What a platform honours, so that a setting it would not apply is refused in one
+    line naming the platform rather than silently measuring something else."""
+
+    #: SLIs its ``sample()`` can return (some only with an option, e.g. Prometheus)
+    slis: frozenset[str] = frozenset({"lag"})
+    #: patcher types whose changes it would not apply (fields or kinds it never reads);
+    #: a list of what it ignores rather than what it applies, because plugins register
+    #: patcher types (UC4's) that patch the platform's own objects and no platform can
+    #: know them in advance
+    ignored_patchers: frozenset[str] = frozenset()
+    #: resource types (``typeName``) it can vary; None: every one its patchers express
+    resource_types: frozenset[str] | None = None
+    #: whether ``--kafka-config`` reaches every Kafka client it starts (SUT, generators)
+    kafka_security: bool = False
+    #: whether it can run a local script as the SUT (``bench run --job PATH.py``)
+    local_job: bool = False
+
+
 @dataclass
 class PlatformType:
+    """A platform: how to create it, the options it reads, what it honours, what this
+    machine must offer for it and how ``--dry-run`` shows its deployment.
+
+    ``validate(options, use_case)`` checks options against each other without looking
+    at this machine (``bench validate`` and ``--dry-run`` run it); ``check_host(options,
+    use_case)`` checks this machine (Java, a kubeconfig) before a real run. Both raise
+    ValueError with one line that names the platform. ``render(spec, options)`` returns
+    the objects as the platform would apply them for ``--dry-run``; None shows the
+    patched deployment as it is.
+    """
+
     name: str
     description: str
     #: factory(options, registry) -> Platform (see :class:`Platform`); the
     #: registry is the one the run was resolved with, so the platform never loads the
     #: plugins a second time.
     create: Callable[[Mapping[str, Any], Any], Any]
+    options: Sequence[PlatformOption] = ()
+    capabilities: PlatformCapabilities = field(default_factory=PlatformCapabilities)
+    validate: Callable[[Mapping[str, Any], UseCase], None] | None = None
+    check_host: Callable[[Mapping[str, Any], UseCase], None] | None = None
+    render: Callable[[ExperimentSpec, Mapping[str, Any]], list[Manifest]] | None = None
+
+    def option(self, name: str) -> PlatformOption | None:
+        return next((o for o in self.options if o.name == name), None)
 
 
 class Registrar:

@@ -1,8 +1,10 @@
-"""Turning command-line options into a validated run, and presenting its outcome.
+"""Launching a run: command-line options into a validated run, the run started, its
+outcome presented.
 
 Kept apart from ``cli`` so tests (and other front ends) can prepare and run a
 benchmark without click, and apart from ``engine`` so the engine stays free of
-user-interface concerns.
+user-interface concerns. Platforms are asked through their declared contract
+(:mod:`bench.platforms.contract`), never named here.
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-import os
-import shutil
 import socket
 import sys
 import tempfile
@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from bench.api import ExperimentSpec, TopicSpec, UseCase
+from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.engine import Engine, RunConfig, RunOutcome, build_objects
 from bench.model import (
     Benchmark,
@@ -41,9 +42,9 @@ from bench.model import (
     validate_params,
 )
 from bench.options import parse_sets, split_floats
+from bench.platforms.contract import platform_options, platform_type, refuse_unhonoured, run_check
 from bench.plugins import Registry
 from bench.results import fmt_value
-from bench.runtime.kafka.broker import DEFAULT_KIND as DEFAULT_BROKER
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
 
@@ -239,46 +240,28 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     _strip_threshold_conflicts(bench, doc)
     execution = parse_execution(doc)
     validate_execution(execution, bench, registry)
-    platform = opts.get("platform_name") or "embedded"
-    if platform not in registry.platforms:
-        known = ", ".join(sorted(registry.platforms))
-        raise ConfigError(f"--platform: {platform!r} is not one of {known}")
-    if (opts.get("brokers") or 1) > 1 and (opts.get("broker") or DEFAULT_BROKER) != "kafka":
-        raise ConfigError(f"--brokers {opts.get('brokers')}: only the embedded Apache Kafka (--broker kafka) "
-                          "runs as a cluster")
+    ptype = platform_type(registry, opts.get("platform_name") or DEFAULT_PLATFORM)
+    refuse_unhonoured(registry, ptype, bench, execution, opts)
     params = parse_sets(opts.get("sets") or ())
     if opts.get("job"):
         from bench.builtin.job import job_params
 
-        if platform == "kubernetes":
-            raise ConfigError("--job runs on the embedded or external platform (the script is a local file)")
         params.update(job_params(str(opts["job"]), opts.get("record_template")))
-    spark_conf = parse_spark_conf(opts.get("conf") or ())
-    if spark_conf and platform == "kubernetes":
-        raise ConfigError("--conf: the kubernetes platform does not pass Spark configuration on yet")
+    given = {**opts, "spark_conf": parse_spark_conf(opts.get("conf") or ())}
+    if not given.get("bootstrap_servers") and ptype.option("bootstrap_servers") is not None:
+        given["bootstrap_servers"] = bench.kafkaConfig.bootstrapServer
     declared, complete = declared_params(use_case, registry)
     validate_params(bench.params, declared, complete, "benchmark.params")
     validate_object_params(bench, declared, complete)
     validate_params(execution.params, declared, complete, "execution.params")
     plain = {k: v for k, v in params.items() if "." not in k}
     validate_params(plain, declared, complete, "--set")
-    platform_options = {
-        "platform": platform,
-        "bootstrap_servers": opts.get("bootstrap_servers") or bench.kafkaConfig.bootstrapServer,
-        "spark_master": opts.get("spark_master"),
-        "broker": opts.get("broker") or DEFAULT_BROKER,
-        "brokers": opts.get("brokers") or 1,
-        "namespace": opts.get("namespace"),
+    options = {
+        "platform": ptype.name,
         "sample_interval": execution.execution.sampleInterval,
-        "spark_mode": opts.get("spark_mode"),
-        "trigger_seconds": opts.get("trigger_seconds"),
-        "metrics_port": opts.get("metrics_port"),
-        "connector": opts.get("connector"),
-        "spark_conf": spark_conf,
+        **platform_options(registry, ptype, given),
     }
-    if platform == "external" and not platform_options["bootstrap_servers"]:
-        raise ConfigError("--platform external needs --bootstrap-servers HOST:PORT (or kafkaConfig.bootstrapServer "
-                          "in the benchmark)")
+    run_check(ptype.validate, options, use_case)
     # The deployment paths are checked against the objects without them (setting a
     # path creates it); then every experiment's deployment must build.
     loads, resources = execution.load.loadValues, execution.resources.resourceValues
@@ -291,30 +274,20 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"patching the deployment failed: {exc}") from None
-    return PreparedRun(use_case, bench, execution, params, platform_options, security)
+    return PreparedRun(use_case, bench, execution, params, options, security)
 
 
 def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     """Everything is checked here, before any process starts: the run itself
     (:func:`resolve_run`), then what this machine must offer for it (Java, a writable
-    results folder, a free metrics port, a kubeconfig). ``--dry-run`` needs none of those."""
+    results folder, a free metrics port, what the platform checks: Java, a kubeconfig).
+    ``--dry-run`` needs none of those."""
     prepared = resolve_run(registry, opts)
     if opts.get("dry_run"):
         return prepared
     install_kafka_security(prepared.kafka_security)  # every client of this process and its children
     options = prepared.platform_options
-    if options["platform"] == "embedded" and prepared.use_case.topology is not None:
-        check_java()
-    if options["platform"] == "kubernetes":
-        from bench.k8s.client import kubeconfig_problem
-        from bench.k8s.manifests import option
-
-        problem = kubeconfig_problem(options)
-        if problem:
-            raise ConfigError(f"--platform kubernetes: {problem}")
-        if not options["bootstrap_servers"] and str(option(options, "topics") or "kafka").lower() != "strimzi":
-            raise ConfigError("--platform kubernetes needs --bootstrap-servers to reach Kafka "
-                              "(or BENCH_K8S_TOPICS=strimzi)")
+    run_check(registry.platforms[options["platform"]].check_host, options, prepared.use_case)
     check_results_dir(Path(opts.get("results_dir") or "results"))
     if options.get("metrics_port"):
         check_port_free(int(options["metrics_port"]))
@@ -344,17 +317,6 @@ def check_port_free(port: int) -> None:
             sock.bind(("127.0.0.1", port))
         except OSError as exc:
             raise ConfigError(f"--metrics-port {port}: cannot listen there: {exc.strerror or exc}") from None
-
-
-def check_java() -> None:
-    java = shutil.which("java") or (
-        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else None
-    )
-    if not java or not os.path.exists(java):
-        raise ConfigError(
-            "Java 17+ is needed to run Spark and was not found (no `java` on PATH, no JAVA_HOME); "
-            "on Debian/Ubuntu: apt-get install openjdk-17-jre-headless"
-        )
 
 
 class Progress:
@@ -434,9 +396,9 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
     load = prepared.execution.load.loadValues[0]
     res = prepared.execution.resources.resourceValues[0]
     objects = build_objects(registry, prepared.benchmark, prepared.execution, prepared.params, load, res)
-    if prepared.platform_options["platform"] == "kubernetes":
+    render = registry.platforms[prepared.platform_options["platform"]].render
+    if render is not None:
         from bench.engine import merged_params
-        from bench.platforms.kubernetes import render_manifests
 
         params = merged_params(prepared.use_case, prepared.benchmark, prepared.execution, objects, prepared.params)
         spec = ExperimentSpec(
@@ -448,7 +410,7 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
             load=load,
             resources=res,
         )
-        objects = render_manifests(spec)
+        objects = render(spec, prepared.platform_options)
     header = f"# load={fmt_value(load)} resources={fmt_value(res)}\n"
     return header + yaml.safe_dump_all(objects, sort_keys=False)
 

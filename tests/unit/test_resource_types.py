@@ -13,7 +13,7 @@ from bench.builtin.patchers import PATCHERS
 from bench.k8s.manifests import render_manifests
 from bench.patchers.common import PatcherError
 from bench.platforms.base import ExperimentSpec, TopicSpec
-from bench.platforms.embedded import spark_payload
+from bench.platforms.local import spark_payload
 from bench.runtime.spark.cluster import InstanceShape
 
 P = {p.name: p.patch for p in PATCHERS}
@@ -162,7 +162,7 @@ def test_default_shape_changes_nothing_in_local_mode() -> None:
 
 async def test_start_spark_starts_workers_of_the_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     """standalone mode: one worker per instance, each with the instance's cores and memory."""
-    from bench.platforms import embedded
+    from bench.platforms import embedded, local
 
     started: list[tuple[int, str, int]] = []
 
@@ -184,7 +184,7 @@ async def test_start_spark_starts_workers_of_the_shape(monkeypatch: pytest.Monke
     async def fake_wait(self: Any, children: Any, timeout: float, what: str) -> None:
         return None
 
-    monkeypatch.setattr(embedded, "SparkCluster", FakeCluster)
+    monkeypatch.setattr(local, "SparkCluster", FakeCluster)
     monkeypatch.setattr(embedded.EmbeddedPlatform, "_start_child", fake_child)
     monkeypatch.setattr(embedded.EmbeddedPlatform, "_wait_started", fake_wait)
     platform = embedded.EmbeddedPlatform({"spark_mode": "standalone", "bootstrap_servers": "127.0.0.1:9"})

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench import runner
+from bench import launch
 from bench.api import ParamSpec, UseCase
+from bench.builtin.platforms import check_java
 from bench.cli import cli
 from bench.model import ConfigError, parse_execution
 from bench.plugins import Registry, load_plugins
@@ -31,8 +32,9 @@ def no_start(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     for platform in registry.platforms.values():
         monkeypatch.setattr(platform, "create", forbidden)
+        if platform.check_host is check_java:  # a host check, not what these tests check
+            monkeypatch.setattr(platform, "check_host", None)
     monkeypatch.setattr("bench.cli._registry", lambda: registry)
-    monkeypatch.setattr(runner, "check_java", lambda: None)
     yield
 
 
@@ -139,7 +141,7 @@ def test_undeclared_use_case_accepts_any_key() -> None:
         name="calibrated", description="", default_benchmark=registry.use_cases["calibrated"].default_benchmark,
         sut_process="x",
     )
-    prepared = runner.resolve_run(registry, {"plugin": "calibrated", "sets": ["anything=1"]})
+    prepared = launch.resolve_run(registry, {"plugin": "calibrated", "sets": ["anything=1"]})
     assert prepared.params == {"anything": 1}
 
 
@@ -203,12 +205,12 @@ def test_validate_and_run_apply_the_same_defaults(tmp_path: Path) -> None:
     partial.write_text("benchmark: uc1\nload: {loadValues: [1000]}\nexecution: {warmup: 150}\n")
     message = rf"warmup \(150 s\) must be shorter than duration \({duration} s\)"
     with pytest.raises(ConfigError, match=message):
-        runner.validate_file(registry, partial, None)
+        launch.validate_file(registry, partial, None)
     with pytest.raises(ConfigError, match=message):
-        runner.prepare_run(registry, {"plugin": "uc1", "execution_file": str(partial), "dry_run": True})
+        launch.prepare_run(registry, {"plugin": "uc1", "execution_file": str(partial), "dry_run": True})
     partial.write_text("benchmark: uc1\nload: {loadValues: [1000]}\n")
-    assert "valid execution" in runner.validate_file(registry, partial, None)
-    prepared = runner.prepare_run(registry, {"plugin": "uc1", "execution_file": str(partial), "dry_run": True})
+    assert "valid execution" in launch.validate_file(registry, partial, None)
+    prepared = launch.prepare_run(registry, {"plugin": "uc1", "execution_file": str(partial), "dry_run": True})
     assert prepared.execution.execution.duration == duration
 
 

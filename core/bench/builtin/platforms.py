@@ -1,17 +1,138 @@
-"""Built-in platforms. Factories import lazily: the CLI must start fast and a missing
-optional dependency of one platform must not break the others."""
+"""Built-in platforms: what each reads, honours and needs, and how to create it.
+
+Factories import lazily: the CLI must start fast and a missing optional dependency of
+one platform must not break the others. Everything that differs between platforms
+while a run is prepared lives here, so the run's preparation (:mod:`bench.launch`)
+never names a platform.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bench.api import PlatformType, Registrar
-from bench.errors import UserError
+from bench.api import (
+    ExperimentSpec,
+    Manifest,
+    PlatformCapabilities,
+    PlatformOption,
+    PlatformType,
+    Registrar,
+    UseCase,
+)
 from bench.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from bench.plugins import Registry
+
+#: the platform of ``bench run`` without ``--platform``
+DEFAULT_PLATFORM = "embedded"
+
+# --------------------------------------------------------------------------- options
+
+BOOTSTRAP = PlatformOption("bootstrap_servers", "Kafka to use (HOST:PORT,...)", "--bootstrap-servers")
+TRIGGER = PlatformOption("trigger_seconds", "Spark micro-batch trigger interval in seconds", "--trigger",
+                         float, min=0)
+CONNECTOR = PlatformOption("connector", "Spark's Kafka I/O: native or python", "--connector",
+                           choices=("native", "python"))
+#: what the platforms that run the SUT on this machine read besides Kafka
+LOCAL_SPARK = (
+    PlatformOption("spark_master", "Spark master URL instead of local Spark", "--spark-master"),
+    PlatformOption("spark_mode", "local Spark: local[N] in one JVM or a standalone master + workers",
+                   "--spark-mode", choices=("local", "standalone")),
+    TRIGGER,
+    CONNECTOR,
+    PlatformOption("spark_conf", "Spark configuration of the SUT's session", "--conf", dict),
+    PlatformOption("metrics_port", "port of the run's Prometheus metrics", "--metrics-port", int,
+                   min=1, max=65535),
+)
+EMBEDDED_OPTIONS = (
+    PlatformOption("bootstrap_servers", "Kafka to use instead of starting a broker", "--bootstrap-servers"),
+    PlatformOption("broker", "the broker to start: kafka, noida or tansu", "--broker",
+                   choices=("kafka", "noida", "tansu")),
+    PlatformOption("brokers", "nodes of the started Apache Kafka cluster", "--brokers", int, min=1, max=9),
+    *LOCAL_SPARK,
+)
+EXTERNAL_OPTIONS = (BOOTSTRAP, *LOCAL_SPARK)
+KUBERNETES_OPTIONS = (
+    PlatformOption("bootstrap_servers", "Kafka the pods and bench reach (else BENCH_K8S_KAFKA_BOOTSTRAP)",
+                   "--bootstrap-servers"),
+    PlatformOption("namespace", "namespace (else $BENCH_K8S_NAMESPACE or 'default')", "--namespace"),
+    TRIGGER,
+    CONNECTOR,
+)
+
+# --------------------------------------------------------------------------- capabilities
+
+#: patchers of Kubernetes objects and fields: the local platforms read only the BenchSut
+#: and BenchGenerator fields (replicas, cores, memory, CPU limit, sensors, period, params)
+KUBERNETES_ONLY_PATCHERS = frozenset({
+    "EnvVarPatcher", "ResourceLimitPatcher", "ResourceRequestPatcher", "ConfigMapYamlPatcher",
+    "ConfigMapPropertiesPatcher", "LabelPatcher", "MatchLabelPatcher", "TemplateLabelPatcher",
+    "ServiceSelectorPatcher", "NamePatcher", "ImagePatcher", "NodeSelectorPatcher", "SchedulerNamePatcher",
+    "DataVolumeLoadGeneratorReplicaPatcher",
+})
+#: every SLI the local platforms sample: lag, the generators' and the Spark driver's reports
+LOCAL_SLIS = frozenset({
+    "lag", "generated-records", "generator-rate", "dropped-records", "malformed-records", "input-rate",
+    "batch-duration", "spark-processed-rate",
+})
+LOCAL = PlatformCapabilities(slis=LOCAL_SLIS, ignored_patchers=KUBERNETES_ONLY_PATCHERS,
+                             kafka_security=True, local_job=True)
+#: the SUT's dropped and malformed records only with ``prometheus_url``
+KUBERNETES = PlatformCapabilities(slis=frozenset({"lag", "dropped-records", "malformed-records"}))
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_java(options: Mapping[str, Any], use_case: UseCase) -> None:
+    """Spark's driver runs on this machine: a use case with a Spark topology needs Java."""
+    if use_case.topology is None:
+        return
+    java = shutil.which("java") or (
+        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else None
+    )
+    if not java or not os.path.exists(java):
+        raise ValueError(
+            "Java 17+ is needed to run Spark and was not found (no `java` on PATH, no JAVA_HOME); "
+            "on Debian/Ubuntu: apt-get install openjdk-17-jre-headless"
+        )
+
+
+def _embedded_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
+    from bench.runtime.kafka.broker import DEFAULT_KIND
+
+    if (options.get("brokers") or 1) > 1 and (options.get("broker") or DEFAULT_KIND) != "kafka":
+        raise ValueError(f"--brokers {options.get('brokers')}: only the embedded Apache Kafka (--broker kafka) "
+                         "runs as a cluster")
+
+
+def _external_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
+    if not options.get("bootstrap_servers"):
+        raise ValueError("--platform external needs --bootstrap-servers HOST:PORT (or kafkaConfig.bootstrapServer "
+                         "in the benchmark)")
+
+
+def _kubernetes_host(options: Mapping[str, Any], use_case: UseCase) -> None:
+    from bench.k8s.client import kubeconfig_problem
+    from bench.k8s.manifests import option
+
+    problem = kubeconfig_problem(options)
+    if problem:
+        raise ValueError(f"--platform kubernetes: {problem}")
+    if not options.get("bootstrap_servers") and str(option(options, "topics") or "kafka").lower() != "strimzi":
+        raise ValueError("--platform kubernetes needs --bootstrap-servers to reach Kafka (or BENCH_K8S_TOPICS=strimzi)")
+
+
+def _kubernetes_render(spec: ExperimentSpec, options: Mapping[str, Any]) -> list[Manifest]:
+    from bench.k8s.manifests import render_manifests
+
+    return render_manifests(spec, options)
+
+
+# --------------------------------------------------------------------------- factories
 
 
 def _embedded(options: Mapping[str, Any], registry: Registry) -> Any:
@@ -21,12 +142,9 @@ def _embedded(options: Mapping[str, Any], registry: Registry) -> Any:
 
 
 def _external(options: Mapping[str, Any], registry: Registry) -> Any:
-    from bench.platforms.embedded import EmbeddedPlatform
+    from bench.platforms.external import ExternalPlatform
 
-    if not options.get("bootstrap_servers"):
-        # runner.prepare_run says so first; this guards other callers of the factory
-        raise UserError("--platform external needs --bootstrap-servers HOST:PORT")
-    return EmbeddedPlatform(options, registry)
+    return ExternalPlatform(options, registry)
 
 
 def _kubernetes(options: Mapping[str, Any], registry: Registry) -> Any:
@@ -35,26 +153,37 @@ def _kubernetes(options: Mapping[str, Any], registry: Registry) -> Any:
     return KubernetesPlatform(options)
 
 
+PLATFORMS = (
+    PlatformType(
+        "embedded",
+        "local broker subprocess + local Spark on this machine (the default)",
+        _embedded,
+        options=EMBEDDED_OPTIONS,
+        capabilities=LOCAL,
+        validate=_embedded_valid,
+        check_host=check_java,
+    ),
+    PlatformType(
+        "external",
+        "existing Kafka (--bootstrap-servers) and Spark (--spark-master) clusters",
+        _external,
+        options=EXTERNAL_OPTIONS,
+        capabilities=LOCAL,
+        validate=_external_valid,
+    ),
+    PlatformType(
+        "kubernetes",
+        "deploy SUT and generators as Kubernetes objects (kubernetes-asyncio)",
+        _kubernetes,
+        options=KUBERNETES_OPTIONS,
+        capabilities=KUBERNETES,
+        check_host=_kubernetes_host,
+        render=_kubernetes_render,
+    ),
+)
+
+
 @hookimpl
 def bench_register_platforms(register: Registrar) -> None:
-    register(
-        PlatformType(
-            "embedded",
-            "local broker subprocess + local Spark on this machine (the default)",
-            _embedded,
-        )
-    )
-    register(
-        PlatformType(
-            "external",
-            "existing Kafka (--bootstrap-servers) and Spark (--spark-master) clusters",
-            _external,
-        )
-    )
-    register(
-        PlatformType(
-            "kubernetes",
-            "deploy SUT and generators as Kubernetes objects (kubernetes-asyncio)",
-            _kubernetes,
-        )
-    )
+    for platform in PLATFORMS:
+        register.platform(platform)
