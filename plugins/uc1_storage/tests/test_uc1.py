@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench.testing import committed_offsets, create_topics, end_offsets, produce, run_topology
@@ -25,7 +26,7 @@ def _records(n: int) -> list[tuple[str, str, int]]:
     return out
 
 
-def test_uc1_logs_one_json_document_per_record(kafka_bootstrap: str, spark: object, tmp_path: Path) -> None:
+def test_uc1_logs_one_json_document_per_record(kafka_bootstrap: str, spark: Any, tmp_path: Path) -> None:
     records = _records(500)
     run_topology(
         UC1,
@@ -91,6 +92,6 @@ def test_spark_driver_runs_uc1_into_sqlite_and_stops_on_sigterm(kafka_bootstrap:
     assert max(e["numInputRows"] for e in progress) <= 150
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == n
-    assert committed_offsets(kafka_bootstrap, spec["group_id"], topics["input"]) == end_offsets(
+    assert committed_offsets(kafka_bootstrap, str(spec["group_id"]), topics["input"]) == end_offsets(
         kafka_bootstrap, topics["input"]
     )

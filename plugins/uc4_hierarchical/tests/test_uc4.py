@@ -13,39 +13,20 @@ query and the test compares the whole set for the windows the watermark closed.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from bench_uc4 import USE_CASE, registry
+from uc4_scenario import T0, WINDOW_MS, WINDOWS, last_closed_window, leaf_records, observed, registry_event, value
 
 pytestmark = pytest.mark.e2e
 
-T0 = 1_700_000_000_000  # a multiple of the window size: window w = [T0 + 5 s w, T0 + 5 s (w + 1))
-WINDOW_MS = 5000
-WINDOWS = 7
 MOVE_AFTER = 2
 OLD = registry.build_tree(3, 2)
 NEW = registry.move(OLD, "s_0", "group_lvl_2_3")
-LEAVES = registry.leaf_keys(3, 2)
 
 
-def value(leaf: str, window: int) -> float:
-    return float((int(leaf[2:]) + 1) * 10 + window)
 
-
-def leaf_records(window: int) -> list[tuple[str, str, int]]:
-    out = []
-    for leaf in LEAVES:
-        for offset_ms, v in ((1000, -1000.0), (3000, value(leaf, window))):
-            ts = T0 + window * WINDOW_MS + offset_ms
-            doc = {"identifier": leaf, "timestamp": ts, "valueInW": v}
-            out.append((leaf, json.dumps(doc), ts))
-    return out
-
-
-def registry_event(tree: registry.Node, ts: int) -> dict[str, list[tuple[str, str, int]]]:
-    return {"configuration": [(registry.EVENT_KEY, registry.dumps(tree), ts)]}
 
 
 def tree_of(window: int) -> registry.Node:
@@ -71,18 +52,6 @@ def expected(feedback: bool, last_closed: int) -> dict[tuple[str, int], tuple[fl
     return result
 
 
-def observed(rows: list[dict[str, Any]]) -> dict[tuple[str, int], tuple[float, int]]:
-    got: dict[tuple[str, int], tuple[float, int]] = {}
-    for row in rows:
-        doc = json.loads(row["value"])
-        assert row["key"] == doc["identifier"]
-        assert doc["timestamp"] - doc["windowStart"] == WINDOW_MS
-        window = (doc["windowStart"] - T0) // WINDOW_MS
-        assert (doc["identifier"], window) not in got, f"two results for {doc['identifier']} window {window}"
-        got[(doc["identifier"], window)] = (doc["sumInW"], doc["count"])
-        assert doc["averageInW"] == pytest.approx(doc["sumInW"] / doc["count"])
-    return got
-
 
 def steps(feedback: bool) -> list[dict[str, list[tuple[str, str, int]]]]:
     """One window per step, so that the watermark advances one window at a time and the
@@ -99,12 +68,6 @@ def steps(feedback: bool) -> list[dict[str, list[tuple[str, str, int]]]]:
         after = {"input": [r for s in plan[MOVE_AFTER + 3 :] for r in s["input"]]}
         plan = [plan[0], before, registry_event(NEW, T0 + 1), after]
     return plan
-
-
-def last_closed_window() -> int:
-    """The watermark after the last step: max event time - grace."""
-    watermark = T0 + (WINDOWS - 1) * WINDOW_MS + 3000 - 5000
-    return (watermark - T0) // WINDOW_MS - 1
 
 
 @pytest.mark.parametrize("feedback", [True, False], ids=["feedback", "no-feedback"])

@@ -14,23 +14,29 @@ configuration topic back: the documents the SUT receives are that same sequence.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
 from bench.api import GeneratorSpec
 from bench_uc4 import USE_CASE, registry
 from bench_uc4.generator import change_registry
+from uc4_scenario import (
+    LEAVES,
+    T0,
+    WINDOW_MS,
+    WINDOWS,
+    last_closed_window,
+    leaf_records,
+    observed,
+    registry_event,
+    value,
+)
 
 pytestmark = pytest.mark.e2e
 
-T0 = 1_700_000_000_000
-WINDOW_MS = 5000
-WINDOWS = 7
 CHANGES = 4  # after windows 0..3: move, add group, move, add group
 SEED = 3
 BASE = registry.build_tree(3, 2)
-LEAVES = registry.leaf_keys(3, 2)
 
 
 def trees() -> list[registry.Node]:
@@ -48,21 +54,7 @@ def tree_of(window: int) -> registry.Node:
     return TREES[min(window, CHANGES)]
 
 
-def value(leaf: str, window: int) -> float:
-    return float((int(leaf[2:]) + 1) * 10 + window)
 
-
-def leaf_records(window: int) -> list[tuple[str, str, int]]:
-    out = []
-    for leaf in LEAVES:
-        for offset_ms, v in ((1000, -1000.0), (3000, value(leaf, window))):  # a decoy, then the latest
-            ts = T0 + window * WINDOW_MS + offset_ms
-            out.append((leaf, json.dumps({"identifier": leaf, "timestamp": ts, "valueInW": v}), ts))
-    return out
-
-
-def registry_event(tree: registry.Node, ts: int) -> dict[str, list[tuple[str, str, int]]]:
-    return {"configuration": [(registry.EVENT_KEY, registry.dumps(tree), ts)]}
 
 
 def steps() -> list[dict[str, list[tuple[str, str, int]]]]:
@@ -75,10 +67,6 @@ def steps() -> list[dict[str, list[tuple[str, str, int]]]]:
     return plan
 
 
-def last_closed_window() -> int:
-    watermark = T0 + (WINDOWS - 1) * WINDOW_MS + 3000 - 5000
-    return (watermark - T0) // WINDOW_MS - 1
-
 
 def expected(last_closed: int) -> dict[tuple[str, int], tuple[float, int]]:
     result: dict[tuple[str, int], tuple[float, int]] = {}
@@ -88,15 +76,6 @@ def expected(last_closed: int) -> dict[tuple[str, int], tuple[float, int]]:
                 result[(group, window)] = (sum(value(leaf, window) for leaf in leaves), len(leaves))
     return result
 
-
-def observed(rows: list[dict[str, Any]]) -> dict[tuple[str, int], tuple[float, int]]:
-    got: dict[tuple[str, int], tuple[float, int]] = {}
-    for row in rows:
-        doc = json.loads(row["value"])
-        window = (doc["windowStart"] - T0) // WINDOW_MS
-        assert (doc["identifier"], window) not in got, f"two results for {doc['identifier']} window {window}"
-        got[(doc["identifier"], window)] = (doc["sumInW"], doc["count"])
-    return got
 
 
 def test_the_change_sequence_moves_sensors_and_adds_groups() -> None:
