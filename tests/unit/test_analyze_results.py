@@ -1,4 +1,5 @@
-"""Result files of new runs: empty rows for loads with no pass, confidence in the JSON."""
+"""Result files of new runs: the demand and capacity tables (bench.tables), empty rows for
+loads with no pass, confidence in the JSON."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
+from bench import tables
 from bench.analysis.confidence import annotate
 from bench.api import Series
 from bench.results import ExperimentRecord, ResultStore
@@ -21,6 +24,38 @@ def test_a_load_with_no_passing_resource_keeps_an_empty_row(tmp_path: Path) -> N
     write_run_table(store, "capacity", {1.0: None, 2.0: 2000.0})
     rows = list(csv.reader(open(tmp_path / "exp0_capacity.csv")))
     assert rows == [["resource", "loads"], ["1", ""], ["2", "2000"]]
+
+
+VERDICTS = [(1000.0, 1.0, False), (1000.0, 2.0, True), (1000.0, 3.0, True), (2000.0, 1.0, False),
+            (2000.0, 2.0, False), (3000.0, 3.0, True), (500.0, 2.0, True)]
+
+
+def test_demand_is_the_least_passing_resources_per_load() -> None:
+    table = tables.build("demand", reversed(VERDICTS))
+    assert table == {500.0: 2.0, 1000.0: 2.0, 2000.0: None, 3000.0: 3.0}
+    assert list(table) == sorted(table)
+
+
+def test_capacity_is_the_greatest_passing_load_per_resource_amount() -> None:
+    assert tables.build("capacity", VERDICTS) == {1.0: None, 2.0: 1000.0, 3.0: 3000.0}
+
+
+@pytest.mark.parametrize("metric", ["demand", "capacity"])
+def test_a_table_reads_back_as_it_was_written(tmp_path: Path, metric: str) -> None:
+    table = {1.0: None, 2.5: 1500.0, 4.0: 2.0}
+    tables.write_csv(tmp_path / "t.csv", metric, table)
+    assert tables.read_csv(tmp_path / "t.csv") == (metric, table)
+    assert tables.from_rows(json.loads(json.dumps(tables.to_rows(table)))) == table
+
+
+def test_the_provisional_table_gives_way_to_the_final_one(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, 4)
+    write_run_table(store, "demand", {1000.0: None}, final=False)
+    assert json.loads((tmp_path / "exp4-result.json").read_text())["complete"] is False
+    write_run_table(store, "demand", {1000.0: 2.0})
+    assert not (tmp_path / "exp4_demand.provisional.csv").exists()
+    doc = json.loads((tmp_path / "exp4-result.json").read_text())
+    assert doc["complete"] is True and doc["table"] == [{"key": 1000.0, "value": 2.0}]
 
 
 def _series(slope: float, seed: int, noise: float) -> Series:
