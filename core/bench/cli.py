@@ -47,6 +47,21 @@ def _registry() -> Registry:
     return load_plugins()
 
 
+class RunCommand(click.Command):
+    """``bench run --help`` ends with each platform and the options it reads, from the
+    platforms' own declarations (a plugin's platform too); the registry is loaded only
+    when help is asked for, so that running stays as fast as it is."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        platforms = _registry().platforms
+        with formatter.section("Platforms (--platform NAME; other platforms' options are refused)"):
+            for ptype in platforms.values():
+                formatter.write_text(f"{ptype.name}: {ptype.description}")
+                with formatter.indentation():
+                    formatter.write_dl([(o.flag, o.help) for o in ptype.options if o.flag])
+
+
 class BenchGroup(click.Group):
     """Adds commands that plugins contribute through ``bench_add_commands``."""
 
@@ -101,7 +116,7 @@ def cli() -> None:
     """
 
 
-@cli.command(epilog=EPILOG)
+@cli.command(cls=RunCommand, epilog=EPILOG)
 @click.option("--plugin", "plugin", metavar="NAME",
               help="Use case to benchmark (see `bench plugins`), e.g. uc1, uc2, uc3, uc4, calibrated.")
 @click.option("--job", metavar="PATH.py", type=click.Path(dir_okay=False),
@@ -149,7 +164,7 @@ def cli() -> None:
                    "that can no longer change the verdict (default on; --no-early-stop runs every repetition "
                    "for its full duration, the reference procedure).")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
-              help="Where to run: embedded, external, kubernetes.")
+              help="Where to run (see Platforms below).")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
 @click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
 @click.option("--kafka-config", "kafka_config", multiple=True, metavar="KEY=VALUE",
