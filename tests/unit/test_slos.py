@@ -383,13 +383,36 @@ def test_dropped_records_validation(properties: dict[str, Any], message: str) ->
 def test_calibrated_generic_lag_trend_agrees_with_the_plugin(rates: list[int]) -> None:
     """The built-in calibrated use case writes the lag-trend SLO with ``generic`` so that
     the core needs no plugin; it must give the plugin's verdict and slopes."""
-    from bench.builtin.calibrated import LAG_TREND_SLO, default_benchmark
+    from bench.builtin.calibrated import TREND_SLO, default_benchmark
 
-    assert default_benchmark()["slos"] == [LAG_TREND_SLO]
+    assert default_benchmark()["slos"] == [TREND_SLO]
     series = [ramp(r) for r in rates]
-    ctx = SloContext(load=1000, resources=1, warmup=0, properties=LAG_TREND_SLO["properties"], load_rate=200_000)
+    ctx = SloContext(load=1000, resources=1, warmup=0, properties=TREND_SLO["properties"], load_rate=200_000)
     generic = check_generic(series, ctx)
     plugin = bench_slo_lag_trend.check(series, ctx)
     assert generic.passed is plugin.passed
     assert generic.details["slopes"] == plugin.details["slopes"]
     assert generic.details["threshold"] == plugin.details["threshold"] == 2000.0
+
+
+def test_the_core_finds_trend_slos_by_their_types_capabilities_not_their_names() -> None:
+    """bench analyze re-evaluates exactly the SLOs whose type says it is a trend in records/s."""
+    from bench.api import SloType, SloVerdict, trend_slos
+    from bench.builtin.slos import SLO_TYPES
+
+    types = {t.name: t for t in SLO_TYPES}
+    types["mine"] = SloType("mine", "a third party's trend", lambda s, c: SloVerdict(True),
+                            analysed_as_trend=lambda p: True, series_label="queue (records)")
+    lag = {"sli": "lag", "repetitionAggregation": "trend", "operator": "lt"}
+    slos = [
+        {"name": "a", "sloType": "generic", "properties": lag},
+        {"name": "b", "sloType": "generic", "properties": {**lag, "operator": "lte"}},
+        {"name": "c", "sloType": "dropped-records", "properties": {"maxRatio": 0.01}},
+        {"name": "d", "sloType": "mine", "properties": {}},
+        {"name": "e", "sloType": "unknown", "properties": lag},
+    ]
+    assert trend_slos(slos, types) == ["a", "d"]
+    assert types["generic"].takes_cli_threshold({**lag, "operator": "lte"})
+    assert not types["dropped-records"].takes_cli_threshold({}) and not types["dropped-records"].can_decide_early()
+    assert types["mine"].axis_label({}) == "queue (records)"
+    assert types["latency"].axis_label({"percentile": 95}) == "latency-p95"

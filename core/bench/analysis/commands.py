@@ -20,9 +20,9 @@ from bench.hookspecs import hookimpl
 @click.command()
 @click.argument("results", type=click.Path(exists=True, file_okay=False))
 @click.option("--exp", "exp_id", type=int, metavar="N", help="Experiment id in RESULTS (default: the newest).")
-@click.option("--threshold", type=float, metavar="X", help="Lag-trend threshold in records/s (absolute).")
+@click.option("--threshold", type=float, metavar="X", help="Threshold of the trend SLOs in records/s (absolute).")
 @click.option("--threshold-rel-to-load", type=float, metavar="X",
-              help="Lag-trend threshold as a fraction of the generated records/s (e.g. 0.01).")
+              help="Threshold of the trend SLOs as a fraction of the generated records/s (e.g. 0.01).")
 @click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
 @click.option("--metric", type=click.Choice(["demand", "capacity"]), help="Table to build (default: the run's).")
 @click.option("--confidence", type=float, default=0.95, show_default=True, metavar="P",

@@ -60,7 +60,7 @@ def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = N
 
 
 def _table_of(run: RunFiles, analysis: Analysis | None) -> dict[float, float | None]:
-    """The run's own table (every SLO counted), else the lag-trend re-analysis."""
+    """The run's own table (every SLO counted), else the re-analysis of its trend SLO."""
     recorded = run.recorded_table()
     if recorded is not None:
         return recorded
@@ -331,7 +331,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
         if analysis is not None:
             parts.append(_experiments_section(run, analysis))
         else:
-            parts.append('<p class="note">no lag-trend series in this run</p>')
+            parts.append('<p class="note">no series of a trend SLO in this run</p>')
         parts.append("<h3>generator accuracy</h3>")
         parts.append(_generator_section(run))
         parts.append("<h3>other SLIs</h3>")

@@ -26,10 +26,11 @@ PARTITIONS = 12
 #: the output carries every processed record (for the latency SLI); 4 partitions are plenty
 OUTPUT_PARTITIONS = 4
 
-#: The lag-trend SLO (median over repetitions of the lag's OLS slope < 1 % of the load
-#: rate) written with the built-in ``generic`` type: a use case of the core must not
-#: need the lag-trend plugin installed. Same numbers, same verdict, same early stop.
-LAG_TREND_SLO: dict[str, Any] = {
+#: The method's main SLO (median over repetitions of the lag's OLS slope < 1 % of the
+#: load rate) written with the built-in ``generic`` type: a use case of the core must
+#: not need a plugin installed. Same numbers, verdict and early stop as the plugin's
+#: type; its name is data, kept as the reference's analysis finds lag series by it.
+TREND_SLO: dict[str, Any] = {
     "name": "lag-trend",
     "sloType": "generic",
     "properties": {
@@ -48,7 +49,7 @@ def default_benchmark() -> dict[str, Any]:
         {"input": PARTITIONS, "output": OUTPUT_PARTITIONS},
         sut_params={"capacity": 1000},
         generator={"params": {"partitioner": "round-robin"}},
-        slos=[LAG_TREND_SLO],
+        slos=[TREND_SLO],
     )
 
 

@@ -1,7 +1,7 @@
 """The built-in ``job`` use case: the user's own PySpark script as the SUT (``bench run --job PATH.py``).
 
 Why a use case: everything else of the method stays as for UC1 (topics ``input`` and
-``output``, the NumSensors load type, the Instances resource type, the lag-trend SLO,
+``output``, the NumSensors load type, the Instances resource type, the main SLO on the lag's trend,
 the active-power generator and its ActivePowerRecord JSON, or the records of a user's
 template), so the engine, the search, the results and ``--resume`` need nothing new.
 Only the SUT differs: the Spark driver runs the script (:mod:`bench.runtime.spark.user_job`)
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api import ParamSpec, Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
-from bench.builtin.calibrated import LAG_TREND_SLO
+from bench.builtin.calibrated import TREND_SLO
 from bench.hookspecs import hookimpl
 from bench.model import ConfigError
 
@@ -97,7 +97,7 @@ def job_params(path: str, record_template: str | None = None) -> dict[str, Any]:
 
 
 def default_benchmark() -> dict[str, Any]:
-    return standard_benchmark(NAME, {"input": PARTITIONS, "output": PARTITIONS}, slos=[LAG_TREND_SLO])
+    return standard_benchmark(NAME, {"input": PARTITIONS, "output": PARTITIONS}, slos=[TREND_SLO])
 
 
 def _script_is_the_topology(ctx: TopologyContext) -> StreamingPlan:
