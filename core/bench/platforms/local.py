@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any
 from bench import metrics
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys, split_keys
 from bench.patching import find_kind
-from bench.platforms import children
+from bench.platforms import children, local_sut
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.platforms.children import Child, PlatformError, job_failure, report_of
+from bench.platforms.local_sut import spark_payload
 from bench.runtime.host import procs
 from bench.runtime.host.jars import connector_description, default_connector
 from bench.runtime.info_sampler import InfoSampler
@@ -64,7 +65,6 @@ OUTPUT_TOPICS = frozenset({"output"})
 _exporter_started = False
 
 
-@dataclass
 @dataclass
 class _Run:
     """What is running for the current experiment."""
@@ -254,34 +254,13 @@ class LocalPlatform:
         self._join_limit(run)
 
     def _limit_cpu(self, run: _Run, spec: ExperimentSpec, sut_spec: Mapping[str, Any], replicas: int) -> None:
-        """The SUT's cgroup: ``cpuPerInstance`` cores per task slot (instances x cores per instance)."""
-        per_instance = float(sut_spec.get("cpuPerInstance") or 0)
-        if per_instance <= 0 or run.cpu_limit is not None:
-            return
-        if spec.use_case.topology is not None and (self.options.get("spark_master") or self.spark_mode != "local"):
-            # executors live in other processes (a cluster's workers): a limit on the driver
-            # alone would measure the driver
-            self.cpu_limit_record = {"applied": False, "cpuPerInstance": per_instance,
-                                     "reason": "applies to local[N] Spark and SUT processes only"}
-            return
-        slots = replicas * max(1, int(sut_spec.get("coresPerInstance") or 1))
-        try:
-            run.cpu_limit = cpu_limit.create(spec.experiment_id, per_instance * slots)
-            self.cpu_limit_record = {"applied": True, "cpuPerInstance": per_instance,
-                                     "cgroupVersion": run.cpu_limit.version}
-        except cpu_limit.CpuLimitUnavailable as exc:
-            if self.cpu_limit_record.get("applied") is not False:
-                log.warning("cpuPerInstance %s: %s; the SUT runs without a CPU limit", per_instance, exc)
-            self.cpu_limit_record = {"applied": False, "cpuPerInstance": per_instance, "reason": str(exc)}
+        if run.cpu_limit is None:
+            run.cpu_limit, self.cpu_limit_record = local_sut.limit_cpu(
+                self.options, self.spark_mode, spec, sut_spec, replicas, self.cpu_limit_record
+            )
 
     def _join_limit(self, run: _Run) -> None:
-        """Once the SUT reported "started": its start-up and warm-up (JVM start, code
-        generation) run unlimited, as they are not what is measured and took 80 s instead
-        of 30 s at a quarter core; the limit holds for the measurement. Each SUT child is
-        its own process group, which covers its JVM and Python workers."""
-        if run.cpu_limit is not None:
-            for child in run.sut:
-                run.cpu_limit.add_group(child.proc.pid)
+        local_sut.join_limit(run.cpu_limit, run.sut)
 
     async def stop_sut(self, spec: ExperimentSpec) -> None:
         run = self._runs.get(spec.experiment_id)
@@ -437,30 +416,3 @@ class LocalPlatform:
             shutil.rmtree(run.dir, ignore_errors=True)
             if run.cpu_limit is not None:
                 await asyncio.to_thread(run.cpu_limit.remove)
-
-
-def spark_payload(
-    options: Mapping[str, Any], spec: ExperimentSpec, shape: InstanceShape, master: str | None
-) -> dict[str, Any]:
-    """The Spark driver's spec for one experiment's resources (without broker and paths).
-
-    ``instances`` is the task slots (instances x cores per instance, see
-    :class:`InstanceShape`); ``executors``, ``cores_per_instance`` and
-    ``memory_per_instance_mb`` record the shape itself. The shape's Spark settings
-    override the same keys of ``--conf``: the resource value is what the experiment
-    measures, so a stray ``spark.executor.cores`` must not silently replace it.
-    """
-    return {
-        "use_case": spec.use_case.name,
-        "topics": spec.topic_map(),
-        "group_id": spec.group_id,
-        "instances": shape.slots,
-        "executors": shape.instances,
-        "cores_per_instance": shape.cores,
-        "memory_per_instance_mb": shape.memory_mb,
-        "spark_master": master or None,
-        "trigger_seconds": options.get("trigger_seconds"),
-        "max_records_per_trigger": options.get("max_records_per_trigger"),
-        "conf": {**dict(options.get("spark_conf") or {}), **shape.conf(master)},
-    }
-

@@ -1,0 +1,80 @@
+"""How a local SUT gets its resources: the Spark driver's share of an experiment's shape,
+and the cgroup CPU limit per instance (``cpuPerInstance``) with the moment it applies.
+
+Kept apart from the platform's process bookkeeping because these rules decide what an
+"instance" is, which every figure of a run depends on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench.platforms.base import ExperimentSpec
+from bench.platforms.children import Child
+from bench.runtime.spark import cpu_limit
+from bench.runtime.spark.cluster import InstanceShape
+
+log = logging.getLogger(__name__)
+
+
+def limit_cpu(
+    options: Mapping[str, Any], spark_mode: str, spec: ExperimentSpec, sut_spec: Mapping[str, Any], replicas: int,
+    previous: Mapping[str, Any],
+) -> tuple[cpu_limit.CpuLimit | None, dict[str, Any]]:
+    """The SUT's cgroup (``cpuPerInstance`` cores per task slot: instances x cores per
+    instance) and the record of whether it applied, for the environment file."""
+    per_instance = float(sut_spec.get("cpuPerInstance") or 0)
+    if per_instance <= 0:
+        return None, dict(previous)
+    if spec.use_case.topology is not None and (options.get("spark_master") or spark_mode != "local"):
+        # executors live in other processes (a cluster's workers): a limit on the driver
+        # alone would measure the driver
+        return None, {"applied": False, "cpuPerInstance": per_instance,
+                      "reason": "applies to local[N] Spark and SUT processes only"}
+    slots = replicas * max(1, int(sut_spec.get("coresPerInstance") or 1))
+    try:
+        limit = cpu_limit.create(spec.experiment_id, per_instance * slots)
+    except cpu_limit.CpuLimitUnavailable as exc:
+        if previous.get("applied") is not False:
+            log.warning("cpuPerInstance %s: %s; the SUT runs without a CPU limit", per_instance, exc)
+        return None, {"applied": False, "cpuPerInstance": per_instance, "reason": str(exc)}
+    return limit, {"applied": True, "cpuPerInstance": per_instance, "cgroupVersion": limit.version}
+
+
+def join_limit(limit: cpu_limit.CpuLimit | None, sut: Sequence[Child]) -> None:
+    """Once the SUT reported "started": its start-up and warm-up (JVM start, code
+    generation) run unlimited, as they are not what is measured and took 80 s instead
+    of 30 s at a quarter core; the limit holds for the measurement. Each SUT child is
+    its own process group, which covers its JVM and Python workers."""
+    if limit is not None:
+        for child in sut:
+            limit.add_group(child.proc.pid)
+
+
+def spark_payload(
+    options: Mapping[str, Any], spec: ExperimentSpec, shape: InstanceShape, master: str | None
+) -> dict[str, Any]:
+    """The Spark driver's spec for one experiment's resources (without broker and paths).
+
+    ``instances`` is the task slots (instances x cores per instance, see
+    :class:`InstanceShape`); ``executors``, ``cores_per_instance`` and
+    ``memory_per_instance_mb`` record the shape itself. The shape's Spark settings
+    override the same keys of ``--conf``: the resource value is what the experiment
+    measures, so a stray ``spark.executor.cores`` must not silently replace it.
+    """
+    return {
+        "use_case": spec.use_case.name,
+        "topics": spec.topic_map(),
+        "group_id": spec.group_id,
+        "instances": shape.slots,
+        "executors": shape.instances,
+        "cores_per_instance": shape.cores,
+        "memory_per_instance_mb": shape.memory_mb,
+        "spark_master": master or None,
+        "trigger_seconds": options.get("trigger_seconds"),
+        "max_records_per_trigger": options.get("max_records_per_trigger"),
+        "conf": {**dict(options.get("spark_conf") or {}), **shape.conf(master)},
+    }
+
