@@ -21,6 +21,7 @@ from bench.model import parse_benchmark, parse_execution
 from bench.plugins import load_plugins
 
 from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
+from .test_engine import SimClock
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "example_plugin" / "bench_example" / "__init__.py"
@@ -36,17 +37,6 @@ def _example_plugin() -> types.ModuleType:
     return module
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += max(0.0, seconds)
-
-
 async def _run(tmp_path: Path, plugin: types.ModuleType, repetitions: int) -> Any:
     registry = load_plugins(extra=[plugin])
     assert not [p for p in registry.plugins if p.error], [p.error for p in registry.plugins if p.error]
@@ -60,7 +50,7 @@ async def _run(tmp_path: Path, plugin: types.ModuleType, repetitions: int) -> An
     })
     cfg = RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
                     results_dir=tmp_path)
-    clock = _Clock()
+    clock = SimClock()
     platform = FakePlatform()
     return await Engine(registry, cfg, platform, clock=clock, sleep=clock.sleep).run(), platform
 
