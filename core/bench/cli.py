@@ -112,7 +112,8 @@ def cli() -> None:
     For each load, bench finds the least number of Spark instances for which the
     SLOs hold (resource demand), or for each number of instances the greatest load
     (capacity), by running isolated experiments: start the SUT, generate load, sample
-    consumer lag, decide with the lag-trend SLO. Start with `bench run --plugin uc1`.
+    consumer lag, decide with the SLOs (by default the trend of the lag). Start with
+    `bench run --plugin uc1`.
     """
 
 
@@ -122,6 +123,7 @@ def cli() -> None:
 @click.option("--job", metavar="PATH.py", type=click.Path(dir_okay=False),
               help="Benchmark your own PySpark Structured Streaming script instead of a use case; it reads "
                    "BENCH_BOOTSTRAP_SERVERS, BENCH_INPUT_TOPIC, BENCH_OUTPUT_TOPIC (docs/own-job.md).")
+@click.argument("job_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- JOB ARGS]")
 @click.option("--record-template", metavar="FILE", type=click.Path(dir_okay=False),
               help="With --job: input records from this JSON template with {key} and {timestamp} placeholders "
                    "(default: UC1's ActivePowerRecord JSON).")
@@ -144,9 +146,10 @@ def cli() -> None:
 @click.option("--lower-bound/--no-lower-bound", default=None,
               help="Skip resources below the demand of a smaller load (default on).")
 @click.option("--metric", type=click.Choice(["demand", "capacity"]), help="What to find (default demand).")
-@click.option("--threshold", type=float, metavar="X", help="Lag-trend threshold in records/s (absolute).")
+@click.option("--threshold", type=float, metavar="X", help="Threshold of the trend SLOs (those whose type takes_cli_threshold) in records/s (absolute).")
 @click.option("--threshold-rel-to-load", type=float, metavar="X",
-              help="Lag-trend threshold as a fraction of the load's records/s (e.g. 0.01).")
+              help="Threshold of the trend SLOs (those whose type takes_cli_threshold) as a fraction of the "
+                   "load's records/s (e.g. 0.01).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Plugin parameter (repeatable), e.g. capacity=500, windowSizeMs=60000; "
                    "OBJECT.FIELD=V sets a deployment field, e.g. generator.periodMs=500.")
@@ -160,7 +163,7 @@ def cli() -> None:
                    "generator stalled or fell behind, a Kafka call failed); default 1. Still failing: the "
                    "experiment's outcome is error, it does not pass, and the run goes on.")
 @click.option("--early-stop/--no-early-stop", default=None,
-              help="End a repetition once its lag trend is decided with confidence, and skip repetitions "
+              help="End a repetition once the trend of its lag is decided with confidence, and skip repetitions "
                    "that can no longer change the verdict (default on; --no-early-stop runs every repetition "
                    "for its full duration, the reference procedure).")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import shlex
 import math
 import socket
 import sys
@@ -97,7 +98,7 @@ def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 def _takes_cli_threshold(registry: Registry, sloType: str, properties: dict[str, Any]) -> bool:
     slo_type = registry.slos.get(sloType)
-    return slo_type is not None and slo_type.cli_threshold is not None and slo_type.cli_threshold(properties)
+    return slo_type is not None and slo_type.takes_cli_threshold(properties)
 
 
 def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
@@ -246,7 +247,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if opts.get("job"):
         from bench.builtin.job import job_params
 
-        params.update(job_params(str(opts["job"]), opts.get("record_template")))
+        params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
+    elif opts.get("job_args"):
+        raise ConfigError(f"{shlex.join(opts['job_args'])}: arguments after -- are the command line of --job PATH.py")
     given = {**opts, "spark_conf": parse_spark_conf(opts.get("conf") or ())}
     if not given.get("bootstrap_servers") and ptype.option("bootstrap_servers") is not None:
         given["bootstrap_servers"] = bench.kafkaConfig.bootstrapServer

@@ -16,8 +16,7 @@ Allowed, each as data a use case's default Benchmark names:
   series by it in the result file names.
 
 Still naming it, in modules being reworked in the same issue (issue 21, items 1 and
-3; each entry goes once its module asks the SLO type instead): ``cli.py`` (help texts
-of ``--threshold``), ``execution/collector.py`` (a progress line), ``analysis/analyze.py`` and
+3; each entry goes once its module asks the SLO type instead): ``execution/collector.py`` (a progress line), ``analysis/analyze.py`` and
 ``analysis/runs.py`` (lag series found by the SLO's name instead of
 ``bench.api.trend_slos``).
 """
@@ -36,7 +35,7 @@ CODE = (tokenize.NAME, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", toke
 
 #: file -> how many code tokens may name the SLO type there (see the module docstring)
 ALLOWED = {"api.py": 2, "builtin/calibrated.py": 1}
-PENDING = {"cli.py", "execution/collector.py", "analysis/analyze.py", "analysis/runs.py"}
+PENDING = {"execution/collector.py", "analysis/analyze.py", "analysis/runs.py"}
 
 
 def named(source: str) -> int:
