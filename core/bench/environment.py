@@ -110,16 +110,22 @@ class EnvironmentRecord:
         self._open[(load, resources)] = entry
         self.data["experiments"].append(entry)
 
-    def experiment_finished(self, load: float, resources: float) -> None:
+    def experiment_finished(self, load: float, resources: float, cores_per_instance: float | None = None) -> None:
+        """``cores_per_instance``: the CPU an SUT instance had (a CPU limit counts), for cost figures."""
         entry = self._open.pop((load, resources), None)
         if entry is not None:
             entry["finished"] = time.time()
             entry["loadAverageEnd"] = load_average()
+            entry["coresPerInstance"] = cores_per_instance
         self.write()
 
-    def write(self) -> None:
+    def refresh(self) -> None:
+        """Take in what the platform learnt since (whether a CPU limit applied, ...)."""
         if self._refresh is not None:
             fresh = dict(self._refresh())
             self.data["spark"] = {**self.data["spark"], **dict(fresh.pop("spark", None) or {})}
             self.data.update(fresh)
+
+    def write(self) -> None:
+        self.refresh()
         atomic_write(self.path, json.dumps(self.data, indent=2, default=str))

@@ -74,6 +74,9 @@ class ExperimentRecord:
     faults: list[dict[str, Any]] = field(default_factory=list)
     #: summary of the informational SLIs (bench.info.summarise): {sli: {mean, median, ...}}
     info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: CPU one SUT instance really had, in cores (a CPU limit counts), for cost and efficiency;
+    #: None when the deployment declares none
+    cores_per_instance: float | None = None
 
     def __post_init__(self) -> None:
         if not self.outcome:  # records of runs from before outcomes existed

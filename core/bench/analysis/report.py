@@ -17,7 +17,7 @@ from typing import Any
 from bench.analysis.analyze import Analysis, ExperimentResult, analyze, run_settings
 from bench.analysis.confidence import DEFAULT_CONFIDENCE
 from bench.analysis.runs import RunFiles
-from bench.analysis.scaling import cores_per_instance, scaling_rows
+from bench.analysis.scaling import scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
 from bench.results import fmt_value, read_series
 
@@ -286,13 +286,19 @@ def _scaling_section(run: RunFiles, table: dict[float, float | None]) -> str:
     rows = scaling_rows(run, table)
     if not rows:
         return '<p class="note">no load passed: no efficiency or cost</p>'
-    body = [[fmt_value(r.load), _num(r.rate), fmt_value(r.resources), f"{r.throughput_factor:.3g}",
-             f"{r.resource_factor:.3g}", f"{r.efficiency:.3f}", f"{r.core_seconds_per_million:.4g}"] for r in rows]
-    return (_table(["load", "records/s", "resources", "throughput factor", "resource factor", "scaling efficiency",
-                    "core-seconds per million records"], body)
-            + f'<p class="note">Scaling efficiency (OSPBench): throughput increase factor / resource increase '
-              f"factor, relative to the first passing load; 1 is linear. Cost assumes "
-              f"{cores_per_instance(run):g} core(s) per instance.</p>")
+    body = [[fmt_value(r.load), _num(r.rate), fmt_value(r.resources),
+             f"{r.cores_per_instance:g}" + ("" if r.cores_source == "measured" else f" ({r.cores_source})"),
+             f"{r.throughput_factor:.3g}", f"{r.resource_factor:.3g}", f"{r.efficiency:.3f}",
+             f"{r.core_seconds_per_million:.4g}"] for r in rows]
+    assumed = any(r.cores_source == "assumed" for r in rows)
+    return (_table(["load", "records/s", "resources", "cores per instance", "throughput factor", "core factor",
+                    "scaling efficiency", "core-seconds per million records"], body)
+            + '<p class="note">Scaling efficiency (OSPBench): throughput increase factor / core increase '
+              "factor (resources x cores per instance), relative to the first passing load; 1 is linear. "
+              "Cost: resources x cores per instance / records/s x 10^6, with the cores an instance really "
+              "had (a CPU limit counts)."
+            + (" Where marked assumed, the run did not record its cores per instance and one core is "
+               "assumed." if assumed else "") + "</p>")
 
 
 def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -> str:

@@ -6,9 +6,13 @@ load that passed. 1.0 is linear scaling; below 1 each added instance buys less t
 the first one did.
 
 Cost is core-seconds per million records at the demand: ``resources x cores per
-instance / records/s x 10^6``. bench's embedded instances have one core each, so the
-default is one core per instance; a run whose environment file names
-``cores_per_instance`` uses that.
+instance / records/s x 10^6``. The cores per instance are what an instance really had
+at that experiment (``cores_per_instance`` of its record in the result JSON: a CPU
+limit, ``CoresPerInstance``, executor cores, a Kubernetes CPU limit), so a quarter-core
+instance costs a quarter of a one-core one. Efficiency compares the core counts too,
+since a resource axis of ``CoresPerInstance`` or a CPU limit changes what one unit is.
+Runs whose records do not say fall back to the environment file's ``cores_per_instance``,
+then to one core, and :func:`cores_source` says which.
 """
 
 from __future__ import annotations
@@ -27,29 +31,50 @@ class ScalingRow:
     resource_factor: float
     efficiency: float
     core_seconds_per_million: float
+    cores_per_instance: float
+    #: "measured" (the experiment's record), "environment" or "assumed" (one core)
+    cores_source: str
+
+
+def _positive(raw: object) -> float | None:
+    try:
+        value = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return value if value > 0 else None
+
+
+def cores_of(run: RunFiles, load: float, resources: float) -> tuple[float, str]:
+    """Cores per instance at one experiment, and where the number comes from."""
+    value = _positive((run.records().get((load, resources)) or {}).get("cores_per_instance"))
+    if value is not None:
+        return value, "measured"
+    value = _positive((run.environment or {}).get("cores_per_instance"))
+    if value is not None:
+        return value, "environment"
+    return 1.0, "assumed"
 
 
 def cores_per_instance(run: RunFiles) -> float:
-    raw = (run.environment or {}).get("cores_per_instance")
-    try:
-        value = float(raw) if raw is not None else 1.0
-    except (TypeError, ValueError):
-        value = 1.0
-    return value if value > 0 else 1.0
+    """The run's cores per instance where all its experiments agree (the first one otherwise)."""
+    for load, resources in sorted(run.records()):
+        return cores_of(run, load, resources)[0]
+    return cores_of(run, 0.0, 0.0)[0]
 
 
 def scaling_rows(run: RunFiles, table: dict[float, float | None]) -> list[ScalingRow]:
     """One row per load that passed somewhere, in load order; the first is the base."""
-    cores = cores_per_instance(run)
     rows: list[ScalingRow] = []
     base: tuple[float, float] | None = None
-    for load in sorted(table):
+    for load in sorted(table, key=lambda k: run.target_rate(k, table[k] or 0.0) or k):
         resources = table[load]
         if resources is None or resources <= 0:
             continue
         rate = run.target_rate(load, resources) or load
+        cores, source = cores_of(run, load, resources)
+        total = resources * cores
         if base is None:
-            base = (rate, resources)
-        tf, rf = rate / base[0], resources / base[1]
-        rows.append(ScalingRow(load, rate, resources, tf, rf, tf / rf, resources * cores / rate * 1e6))
+            base = (rate, total)
+        tf, rf = rate / base[0], total / base[1]
+        rows.append(ScalingRow(load, rate, resources, tf, rf, tf / rf, total / rate * 1e6, cores, source))
     return rows

@@ -78,3 +78,55 @@ def experiment_spec(use_case: UseCase, bench: Benchmark, objects: list[Manifest]
         resources=resources,
         group_id=f"bench-sut-{exp}",
     )
+
+
+def instance_cores(objects: list[Manifest], limit_applied: bool = True) -> float | None:
+    """The CPU one SUT instance may use, in cores, as the deployment declares it.
+
+    Cost and scaling efficiency are per core, so they need what an instance really had,
+    not a count of instances: a ``BenchSut`` with ``cpuPerInstance`` C (a CPU limit per
+    task slot) and ``coresPerInstance`` K has C x K; without a limit, K. A
+    ``SparkApplication`` has its executors' ``coreLimit`` (the Kubernetes CPU limit),
+    else ``cores``; any other SUT workload the CPU limit of its first container that has
+    one. None when nothing declares it (the reader then falls back to one core and says so).
+    ``limit_applied=False``: the platform could not enforce ``cpuPerInstance`` (no cgroup),
+    so the instance had its cores unlimited, and K is what it had.
+    """
+    for obj in objects:
+        kind = obj.get("kind")
+        spec = obj.get("spec") or {}
+        if kind == "BenchGenerator" or not isinstance(spec, dict):
+            continue
+        if kind == "BenchSut":
+            cores = _cpu(spec.get("coresPerInstance")) or 1.0
+            limit = _cpu(spec.get("cpuPerInstance")) if limit_applied else None
+            return cores * limit if limit else cores
+        if kind == "SparkApplication":
+            executor = spec.get("executor") or {}
+            found = _cpu(executor.get("coreLimit")) or _cpu(executor.get("cores"))
+            if found:
+                return found
+            continue
+        for container in _containers(spec):
+            limit = _cpu(((container.get("resources") or {}).get("limits") or {}).get("cpu"))
+            if limit:
+                return limit
+    return None
+
+
+def _containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    pod = ((spec.get("template") or {}).get("spec") or {}) if isinstance(spec.get("template"), dict) else spec
+    found = pod.get("containers") if isinstance(pod, dict) else None
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
+def _cpu(raw: Any) -> float | None:
+    """A CPU amount in cores: 0.25, "250m", "2"; None when absent, unreadable or not positive."""
+    if raw is None or isinstance(raw, bool):
+        return None
+    text = str(raw).strip()
+    try:
+        value = float(text[:-1]) / 1000.0 if text.endswith("m") else float(text)
+    except ValueError:
+        return None
+    return value if value > 0 else None

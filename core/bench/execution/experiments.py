@@ -30,7 +30,7 @@ from bench.environment import EnvironmentRecord
 from bench.errors import OptionError
 from bench.execution.collector import Samples, SliCollector
 from bench.execution.config import ProgressFn, RunConfig
-from bench.execution.deployment import build_objects, experiment_spec, merged_params
+from bench.execution.deployment import build_objects, experiment_spec, instance_cores, merged_params
 from bench.execution.evaluator import SloEvaluator, summary
 from bench.info import summarise, write_info
 from bench.model import ConfigError
@@ -148,11 +148,12 @@ class ExperimentRunner:
         else:
             record.passed, record.outcome, record.valid = False, "error", False
         record.finished = time.time()
+        record.cores_per_instance = instance_cores(objects, self._cpu_limit_applied())
         record.info = summarise(collected, float(ex.warmup))
         confidence.annotate(record, self.store)
         self.store.add_experiment(record)
         if self.environment is not None:
-            self.environment.experiment_finished(load, resources)
+            self.environment.experiment_finished(load, resources, record.cores_per_instance)
         self.cache[key] = record.passed
         self.experiments_done += 1
         self._write_partial_table()
@@ -219,6 +220,14 @@ class ExperimentRunner:
                 await self.sleep(ex.afterTeardownDelay)
         record.cause = f"repetition {rep + 1}: {cause} ({attempts} attempt{'s' if attempts > 1 else ''})"
         return None
+
+    def _cpu_limit_applied(self) -> bool:
+        """False when the platform recorded that it could not enforce the SUT's CPU limit."""
+        if self.environment is None:
+            return True
+        self.environment.refresh()
+        limit = self.environment.data.get("cpuLimit")
+        return not (isinstance(limit, dict) and limit.get("applied") is False)
 
     def _spec(self, objects: list[Manifest], params: dict[str, Any], load: float, resources: float) -> ExperimentSpec:
         self._attempts += 1
