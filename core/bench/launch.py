@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import copy
 import itertools
-import shlex
 import math
+import shlex
 import socket
 import sys
 import tempfile

@@ -9,12 +9,18 @@ instead of building a topology. The script's path travels as the parameter ``job
 so it is recorded with the run's parameters and a resumed run must name the same one.
 
 The script reads ``BENCH_BOOTSTRAP_SERVERS``, ``BENCH_INPUT_TOPIC`` and
-``BENCH_OUTPUT_TOPIC`` from its environment (docs/own-job.md).
+``BENCH_OUTPUT_TOPIC`` from its environment, or takes them on its own command line
+(``--job job.py -- --brokers {bootstrap} --in {input}``: the parameter ``jobArgs``,
+placeholders filled in per experiment by :func:`bench.runtime.spark.user_job.job_argv`);
+docs/own-job.md.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
+import string
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +32,16 @@ from bench.model import ConfigError
 NAME = "job"
 #: the parameter holding the script's path; the Spark driver runs a script when it is set
 JOB_PARAM = "job"
+#: the parameter holding the script's command line (shell words, with placeholders)
+ARGS_PARAM = "jobArgs"
+#: what a placeholder of the job's command line stands for in each experiment
+PLACEHOLDERS = {
+    "bootstrap": "the Kafka bootstrap servers",
+    "input": "the input topic",
+    "output": "the output topic",
+    "checkpoint": "the experiment's checkpoint folder",
+    "group": "the SUT's consumer group (the one whose lag is measured)",
+}
 #: partitions of the input and output topics, as UC1's
 PARTITIONS = 4
 #: seconds from the script's start until a streaming query must be active
@@ -52,6 +68,36 @@ def check_script(path: str) -> None:
         raise ValueError(f"line {exc.lineno}: {exc.msg}") from None
 
 
+def check_job_args(line: str) -> list[str]:
+    """The words of a job command line; ValueError for an unknown placeholder or bad quoting.
+
+    Placeholders are ``{name}`` as in :meth:`str.format`, each word filled separately;
+    ``{{`` and ``}}`` stand for literal braces (a JSON argument).
+    """
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise ValueError(f"cannot be split into words: {exc}") from None
+    for word in words:
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(word) if f is not None]
+        except ValueError as exc:
+            raise ValueError(f"{word!r}: {exc} (write {{{{ and }}}} for literal braces)") from None
+        for field in fields:
+            if field not in PLACEHOLDERS:
+                known = ", ".join("{" + k + "}" for k in PLACEHOLDERS)
+                raise ValueError(f"{word!r}: unknown placeholder {{{field}}} (known: {known})")
+    return words
+
+
+class ArgsParam(ParamSpec):
+    """``jobArgs``: the script's command line, checked like ``--job ... -- ARGS``."""
+
+    def check(self, value: Any) -> None:
+        super().check(value)
+        check_job_args(str(value))
+
+
 class ScriptParam(ParamSpec):
     """``job``: the script, checked like ``--job`` (``--plugin job --set job=PATH`` works too)."""
 
@@ -62,23 +108,33 @@ class ScriptParam(ParamSpec):
 
 PARAMS: tuple[ParamSpec, ...] = (
     ScriptParam(JOB_PARAM, str, doc="path of the PySpark Structured Streaming script (bench run --job PATH.py)"),
+    ArgsParam(ARGS_PARAM, str, doc="the script's command line after `--job PATH.py --`, with placeholders "
+              + ", ".join("{" + k + "}" for k in PLACEHOLDERS)),
     ParamSpec("startTimeoutS", float, min=1, doc="seconds until the script must have started a streaming query"),
     ParamSpec("readTimeoutS", float, min=1,
               doc="seconds the input topic may hold records before the job must have read some"),
 )
 
 
-def job_params(path: str, record_template: str | None = None) -> dict[str, Any]:
-    """The parameters ``--job PATH`` (and ``--record-template FILE``) stand for.
+def job_params(path: str, record_template: str | None = None, args: Sequence[str] = ()) -> dict[str, Any]:
+    """The parameters ``--job PATH`` (``--record-template FILE``, ``-- ARGS``) stand for.
 
     The path is made absolute: the driver runs in its own process and the result files
-    should name the script unambiguously.
+    should name the script unambiguously. The arguments are kept as one shell line, so
+    that the run's parameters (and ``--resume``'s comparison) hold a plain string.
     """
     try:
         check_script(path)
     except ValueError as exc:
         raise ConfigError(f"--job {path}: {exc}") from None
     params: dict[str, Any] = {JOB_PARAM: os.path.abspath(path)}
+    if args:
+        line = shlex.join(args)
+        try:
+            check_job_args(line)
+        except ValueError as exc:
+            raise ConfigError(f"--job {path} -- ARGS: {exc}") from None
+        params[ARGS_PARAM] = line
     if record_template is not None:
         try:
             text = Path(record_template).read_text(encoding="utf-8").strip()

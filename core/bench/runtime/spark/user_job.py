@@ -11,7 +11,12 @@ use case's parameters name a script. What bench adds around the unchanged script
 - the offset-committing listener, told the input topic and the SUT group before the
   script runs (Spark's ``kafka`` source commits nothing; lag needs committed offsets);
 - the environment: ``BENCH_BOOTSTRAP_SERVERS``, ``BENCH_INPUT_TOPIC``,
-  ``BENCH_OUTPUT_TOPIC`` (and ``BENCH_CHECKPOINT_DIR``).
+  ``BENCH_OUTPUT_TOPIC`` (and ``BENCH_CHECKPOINT_DIR``), or, for a script that takes
+  them as arguments, its own command line (``jobArgs``, :func:`job_argv`);
+- Kafka client security (``--kafka-config``): every ``format("kafka")`` source and sink
+  the script opens starts with the security options, which the script's own options
+  override (:func:`inject_kafka_options`); ``BENCH_KAFKA_OPTIONS`` holds them as JSON
+  for a script that builds its own Kafka clients.
 
 The script runs in a daemon thread as ``__main__`` (``runpy.run_path``), because it may
 block in ``awaitTermination()`` for ever; as ``__main__``, functions it defines (UDFs)
@@ -32,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import shlex
 import signal
 import sys
 import threading
@@ -51,6 +57,8 @@ ENV_BOOTSTRAP = "BENCH_BOOTSTRAP_SERVERS"
 ENV_INPUT = "BENCH_INPUT_TOPIC"
 ENV_OUTPUT = "BENCH_OUTPUT_TOPIC"
 ENV_CHECKPOINT = "BENCH_CHECKPOINT_DIR"
+#: Spark's ``kafka`` source and sink options for the run's client security (JSON)
+ENV_KAFKA_OPTIONS = "BENCH_KAFKA_OPTIONS"
 #: how often the supervisor looks at the script and its queries (s)
 POLL_S = 0.5
 #: how often the input topic's size is read for the read check (s)
@@ -81,6 +89,39 @@ def job_environment(bootstrap: str, topics: Mapping[str, str], checkpoint_dir: s
         ENV_OUTPUT: str(topics.get("output", "")),
         ENV_CHECKPOINT: checkpoint_dir,
     }
+
+
+def job_argv(line: str, values: Mapping[str, str]) -> list[str]:
+    """The script's arguments: ``line``'s shell words with ``{bootstrap}``, ``{input}``,
+    ``{output}``, ``{checkpoint}`` and ``{group}`` filled in, each word on its own (a
+    value with spaces stays one argument). The line was checked before the run
+    (:func:`bench.builtin.job.check_job_args`)."""
+    return [word.format_map(values) for word in shlex.split(line)]
+
+
+def inject_kafka_options(options: Mapping[str, str]) -> None:
+    """Every ``.format("kafka")`` of the script's readers and writers (streaming and
+    batch) starts with ``options`` (the run's Kafka client security, Spark's spelling).
+
+    Why: a job written for an unsecured Kafka must reach a secured one unchanged, as
+    the use cases' queries do. Options the script sets afterwards win (a later option
+    replaces an earlier one of the same key), so a job with its own security keeps it.
+    """
+    from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+    from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
+
+    for cls in (DataStreamReader, DataStreamWriter, DataFrameReader, DataFrameWriter):
+        original = getattr(cls, "_bench_format", cls.format)
+        cls._bench_format = original  # type: ignore[attr-defined,union-attr]
+        if not options:
+            cls.format = original  # type: ignore[method-assign]
+            continue
+
+        def format(self: Any, source: str, _original: Any = original) -> Any:
+            result = _original(self, source)
+            return result.options(**options) if str(source).lower() == "kafka" else result
+
+        cls.format = format  # type: ignore[method-assign]
 
 
 def redirect_checkpoints(root: str) -> None:
@@ -138,16 +179,17 @@ def describe_exception(exc: BaseException, script: str) -> str:
 class ScriptThread(threading.Thread):
     """The script as ``__main__`` in a daemon thread (it may block for ever)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, args: list[str] | None = None) -> None:
         super().__init__(name="bench-job-script", daemon=True)
         self.path = path
+        self.args = list(args or [])
         self.error: BaseException | None = None
 
     def run(self) -> None:
         folder = os.path.dirname(os.path.abspath(self.path))
         if folder not in sys.path:
             sys.path.insert(0, folder)  # as `python script.py`: its own folder's modules import
-        sys.argv = [self.path]  # not the driver's spec: a script with argparse would refuse it
+        sys.argv = [self.path, *self.args]  # its own command line, not the driver's spec
         try:
             runpy.run_path(self.path, run_name="__main__")
         except SystemExit as exc:
@@ -207,6 +249,7 @@ class JobSupervisor:
         start_timeout_s: float,
         read_timeout_s: float,
         records_in_topic: Callable[[], int],
+        args: list[str] | None = None,
     ) -> None:
         self.spark = spark
         self.script = script
@@ -218,7 +261,7 @@ class JobSupervisor:
         self.records_in_topic = records_in_topic
         self.totals = ProgressTotals()
         self._lock = threading.Lock()
-        self.thread = ScriptThread(script)
+        self.thread = ScriptThread(script, args)
         self.seen: dict[str, Any] = {}  # query id -> StreamingQuery
 
     def on_progress(self, progress: Any) -> None:
@@ -336,13 +379,21 @@ def run(spec: Mapping[str, Any], emit: Emit) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    from bench.runtime.kafka.security import current as kafka_security
+
+    kafka_options = kafka_security().spark()
     os.environ.update(job_environment(bootstrap, topics, checkpoint))
+    os.environ[ENV_KAFKA_OPTIONS] = json.dumps(kafka_options, sort_keys=True)
+    argv = job_argv(str(params.get("jobArgs") or ""), {
+        "bootstrap": bootstrap, "input": str(topics["input"]), "output": str(topics.get("output", "")),
+        "checkpoint": checkpoint, "group": group_id})
     redirect_checkpoints(checkpoint)
+    inject_kafka_options(kafka_options)
     progress_listener(spark).committer.watch(topics["input"], bootstrap, group_id)
     count, close_probe = _records_counter(bootstrap, topics["input"])
     supervisor = JobSupervisor(
         spark, script, topics["input"], emit, stop,
-        float(params.get("startTimeoutS") or 90.0), float(params.get("readTimeoutS") or 120.0), count,
+        float(params.get("startTimeoutS") or 90.0), float(params.get("readTimeoutS") or 120.0), count, argv,
     )
     try:
         return supervisor.run()
