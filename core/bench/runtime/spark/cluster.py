@@ -5,6 +5,11 @@ directly (ENVIRONMENT.md). One worker is the local stand-in for one "instance" o
 SUT: one core by default, ``coresPerInstance`` cores and ``memoryPerInstanceMb`` MiB
 for the vertical resource types (:class:`InstanceShape`). Every JVM is a child in its
 own process group (procs), so it dies with the benchmark.
+
+The same class starts a cluster as an *external* service (:meth:`SparkCluster.start_sync`,
+for tests and ``python -m bench.runtime.spark.cluster``): bench is then handed only
+its master URL (``--spark-master``), as with a real cluster, and
+:meth:`SparkCluster.executors` tells on which worker each executor ran.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -108,6 +114,8 @@ class SparkCluster:
         self.ui_port = 0
         self._master: asyncio.subprocess.Process | None = None
         self._workers: list[asyncio.subprocess.Process] = []
+        #: the JVMs of a cluster started with :meth:`start_sync` (a blocking caller's children)
+        self._sync: list[subprocess.Popen[bytes]] = []
 
     @property
     def master_url(self) -> str:
@@ -147,32 +155,14 @@ class SparkCluster:
 
     async def start(self) -> None:
         self.port, self.ui_port = free_port(), free_port()
-        self._master = await self._spawn(
-            [
-                "org.apache.spark.deploy.master.Master",
-                "--host", "127.0.0.1",
-                "--port", str(self.port),
-                "--webui-port", str(self.ui_port),
-            ],
-            "master",
-        )  # fmt: skip
+        self._master = await self._spawn(self._master_args(), "master")
         await self._wait_workers(0, "master")
         await self.scale(self.workers)
 
     async def scale(self, workers: int) -> None:
         while len(self._workers) < workers:
             i = len(self._workers)
-            proc = await self._spawn(
-                [
-                    "org.apache.spark.deploy.worker.Worker",
-                    "--cores", str(self.cores_per_worker),
-                    "--memory", self.worker_memory,
-                    "--webui-port", "0",
-                    "--work-dir", os.path.join(self.dir, f"work-{i}"),
-                    self.master_url,
-                ],
-                f"worker-{i}",
-            )  # fmt: skip
+            proc = await self._spawn(self._worker_args(i), f"worker-{i}")
             self._workers.append(proc)
         while len(self._workers) > workers:
             await procs.terminate(self._workers.pop())
@@ -210,3 +200,83 @@ class SparkCluster:
             await procs.terminate(self._master, grace=3)
             self._master = None
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    # ------------------------------------------------------------ an external service
+
+    def _master_args(self) -> list[str]:
+        return ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
+                "--webui-port", str(self.ui_port)]
+
+    def _worker_args(self, i: int) -> list[str]:
+        return ["org.apache.spark.deploy.worker.Worker", "--cores", str(self.cores_per_worker),
+                "--memory", self.worker_memory, "--webui-port", "0",
+                "--work-dir", self.worker_dir(i), self.master_url]
+
+    def worker_dir(self, i: int) -> str:
+        """Where worker ``i`` keeps each executor's folder (``app-.../<executor id>``)."""
+        return os.path.join(self.dir, f"work-{i}")
+
+    def _popen(self, args: list[str], name: str) -> subprocess.Popen[bytes]:
+        with open(os.path.join(self.dir, f"{name}.log"), "wb") as log:
+            return procs.popen([spark_class(), *args], what=f"spark {name}", stdout=log,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self._env())
+
+    def start_sync(self) -> None:
+        """Start master and workers from a blocking caller and wait until all are alive.
+
+        Spawned from the calling thread (PR_SET_PDEATHSIG follows the thread that forks):
+        call it from the thread that lives as long as the cluster, as a test fixture does.
+        """
+        self.port, self.ui_port = free_port(), free_port()
+        try:
+            self._sync.append(self._popen(self._master_args(), "master"))
+            self._wait_sync(0, "master")
+            for i in range(self.workers):
+                self._sync.append(self._popen(self._worker_args(i), f"worker-{i}"))
+            self._wait_sync(self.workers, f"worker-{max(0, self.workers - 1)}")
+        except BaseException:
+            self.stop_sync()
+            raise
+
+    def _wait_sync(self, count: int, log_name: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            dead = [p for p in self._sync if p.poll() is not None]
+            if dead:
+                raise SparkClusterError(f"a Spark JVM exited ({dead[0].returncode}):\n{self.log_tail(log_name)}")
+            with contextlib.suppress(OSError, ValueError):
+                if int(str(self.state().get("aliveworkers", 0))) >= count:
+                    return
+            if time.monotonic() > deadline:
+                raise SparkClusterError(f"Spark cluster: {count} worker(s) not alive after "
+                                        f"{START_TIMEOUT_S:.0f} s:\n{self.log_tail(log_name)}")
+            time.sleep(0.3)
+
+    def alive(self) -> bool:
+        """Every JVM of a cluster started with :meth:`start_sync` still runs."""
+        return bool(self._sync) and all(p.poll() is None for p in self._sync)
+
+    def stop_sync(self) -> None:
+        for proc in reversed(self._sync):  # workers first: a master gone first makes them retry
+            procs.terminate_group_sync(proc.pid, grace=3.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+        self._sync.clear()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def state(self) -> dict[str, Any]:
+        """The master's JSON view (workers with their cores used, applications)."""
+        return dict(self._state())
+
+    def executors(self) -> dict[str, dict[int, list[str]]]:
+        """Executors that ran, by application id, then worker index: the folders each
+        worker made for them. They stay after the application ends, unlike the master's
+        live view, so a test can ask after the run where the executors were placed."""
+        placed: dict[str, dict[int, list[str]]] = {}
+        for i in range(self.workers):
+            root = Path(self.worker_dir(i))
+            for app in sorted(root.glob("app-*")) if root.is_dir() else ():
+                ids = sorted(e.name for e in app.iterdir() if e.is_dir())
+                if ids:
+                    placed.setdefault(app.name, {})[i] = ids
+        return placed
