@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import yaml
-
 from bench.errors import OptionError
+from bench.files import parse_yaml_value
 
 
 def split_floats(name: str, raw: str | None) -> list[float] | None:
@@ -35,8 +34,5 @@ def parse_sets(items: Iterable[str]) -> dict[str, Any]:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise OptionError(f"--set {item!r}: expected KEY=VALUE")
-        try:
-            params[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            params[key.strip()] = raw
+        params[key.strip()] = parse_yaml_value(raw, f"--set {key.strip()}") if raw.strip() else ""
     return params

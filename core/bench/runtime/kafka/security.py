@@ -192,10 +192,12 @@ def _jaas_quote(value: str) -> str:
 
 
 def _read_properties(path: str) -> dict[str, str]:
+    from bench.files import FileError, read_text  # regular, size-capped UTF-8 text
+
     try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise KafkaConfigError(f"--kafka-config-file {path}: {exc.strerror or exc}") from None
+        text = read_text(path, "--kafka-config-file")
+    except FileError as exc:
+        raise KafkaConfigError(str(exc)) from None
     out: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -204,6 +206,8 @@ def _read_properties(path: str) -> dict[str, str]:
         sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
         if sep <= 0:
             raise KafkaConfigError(f"--kafka-config-file {path}:{number}: expected KEY=VALUE")
+        if (key := line[:sep].strip()) in out:
+            raise KafkaConfigError(f"--kafka-config-file {path}:{number}: {key} is given twice; keep one")
         out[line[:sep].strip()] = line[sep + 1:].strip()
     return out
 
