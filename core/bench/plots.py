@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench import tables
 from bench.engine import RunOutcome
 from bench.model import Benchmark
 from bench.results import ExperimentRecord, ResultStore, fmt_value, read_series
@@ -50,6 +51,7 @@ def draw_scalability(ax: Any, outcome: RunOutcome, name: str, load_type: str) ->
     from matplotlib.ticker import MaxNLocator
 
     passed = sorted(k for k, v in outcome.table.items() if v is not None)
+    inferred = [k for k in passed if tables.INFERRED in outcome.notes.get(k, "").split()]
     load_label = f"load: {load_type} (records/s)"
     if outcome.metric == "demand":
         xs = [_rate(outcome.records, k, outcome.table[k]) for k in passed]
@@ -61,16 +63,21 @@ def draw_scalability(ax: Any, outcome: RunOutcome, name: str, load_type: str) ->
         xs = [float(k) for k in passed]
         ys = [_rate(outcome.records, float(outcome.table[k] or 0.0), k) for k in passed]
         ax.set_xlabel("resources")
-        ax.set_ylabel(f"{load_label.replace('load: ', 'greatest passing load: ')}")
+        ax.set_ylabel(f"{load_label.replace('load: ', 'heaviest passing load: ')}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.plot(xs, ys, marker="o")
+    if inferred:  # hollow markers: given by the lower-bound assumption, not measured
+        hollow = [i for i, k in enumerate(passed) if k in inferred]
+        ax.plot([xs[i] for i in hollow], [ys[i] for i in hollow], linestyle="none", marker="o", markersize=10,
+                markerfacecolor="white", label="inferred (lower bound), not measured")
+        ax.legend(fontsize="small")
     ax.set_xlim(left=0, right=max(xs, default=1.0) * 1.05)
     ax.set_ylim(bottom=0, top=max(ys, default=1.0) * 1.1 + (1 if outcome.metric == "demand" else 0))
-    failed = sorted(k for k, v in outcome.table.items() if v is None)
-    if failed:
-        ax.set_title(f"{name}: {outcome.metric} (none passed for {', '.join(map(fmt_value, failed))})")
-    else:
-        ax.set_title(f"{name}: {outcome.metric}")
+    unknown = sorted(k for k, v in outcome.table.items() if tables.UNDECIDED in outcome.notes.get(k, "").split())
+    failed = sorted(k for k, v in outcome.table.items() if v is None and k not in unknown)
+    notes = ([f"none passed for {', '.join(map(fmt_value, failed))}"] if failed else []) + (
+        [f"undecided (error) for {', '.join(map(fmt_value, unknown))}"] if unknown else [])
+    ax.set_title(f"{name}: {outcome.metric}" + (f" ({'; '.join(notes)})" if notes else ""))
     ax.grid(True, alpha=0.3)
 
 

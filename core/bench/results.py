@@ -268,12 +268,12 @@ class ResultStore:
         self.experiments.append(record)
         self._write_result_json(rows=None, metric=None, complete=False)
 
-    def record_table(self, metric: str, rows: list[dict[str, float | None]], complete: bool) -> None:
+    def record_table(self, metric: str, rows: list[dict[str, Any]], complete: bool) -> None:
         """The table in the result JSON (rows as :func:`bench.tables.to_rows` gives them)."""
         self._write_result_json(rows=rows, metric=metric, complete=complete)
 
     def _write_result_json(
-        self, rows: list[dict[str, float | None]] | None, metric: str | None, complete: bool
+        self, rows: list[dict[str, Any]] | None, metric: str | None, complete: bool
     ) -> None:
         path = self.path(f"exp{self.id}-result.json")
         previous: dict[str, Any] = {}

@@ -100,6 +100,8 @@ class ExperimentResult:
     error: str | None = None
     other_slos_failed: list[str] = field(default_factory=list)
     valid: bool = True
+    #: the cause when the run recorded this experiment as ``error``: no verdict, whatever its series say
+    run_error: str | None = None
 
     @property
     def slopes(self) -> list[float | None]:
@@ -107,7 +109,13 @@ class ExperimentResult:
 
     @property
     def passed(self) -> bool:
-        return self.error is None and self.confidence is not None and self.confidence.median < self.threshold
+        return (self.run_error is None and self.error is None and self.confidence is not None
+                and self.confidence.median < self.threshold)
+
+    @property
+    def verdict(self) -> bool | None:
+        """The verdict the table counts: None for an experiment that ended in error in the run."""
+        return None if self.run_error is not None else self.passed
 
     @property
     def unstable(self) -> bool:
@@ -126,6 +134,8 @@ class ExperimentResult:
             "error": self.error,
             "other_slos_failed": self.other_slos_failed,
             "valid": self.valid,
+            "outcome": "error" if self.run_error is not None else ("passed" if self.passed else "failed"),
+            "run_error": self.run_error,
         }
 
 
@@ -136,6 +146,8 @@ class Analysis:
     metric: str
     experiments: dict[Key, ExperimentResult]
     table: dict[float, float | None]
+    #: key -> "inferred" / "undecided" (bench.tables)
+    notes: dict[float, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -147,7 +159,7 @@ class Analysis:
                 "thresholdRelToLoad": self.settings.threshold_rel_to_load,
                 "confidence": self.settings.confidence,
             },
-            "table": tables.to_rows(self.table),
+            "table": tables.to_rows(self.table, self.notes),
             "experiments": [e.as_dict() for _, e in sorted(self.experiments.items())],
         }
 
@@ -181,6 +193,8 @@ def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> Experime
     result = ExperimentResult(load, resources, settings.threshold_for(run, load, resources))
     record = run.records().get(key) or {}
     result.valid = bool(record.get("valid", True))
+    if run.outcome(load, resources) == "error":
+        result.run_error = str(record.get("cause") or "error")
     result.other_slos_failed = sorted(
         name for name, details in (record.get("slos") or {}).items()
         if "lag-trend" not in name and isinstance(details, dict) and details.get("passed") is False
@@ -204,13 +218,21 @@ def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> Experime
 
 
 def analyze(run: RunFiles, settings: Settings, metric: str | None = None) -> Analysis:
-    if not run.lag_files():
+    """Every stored experiment re-evaluated, and the table under the run's own rules.
+
+    An experiment the run recorded as ``error`` stays without a verdict (undecided), even
+    where some of its repetitions left series; the table applies the run's load direction
+    and lower-bound assumption (:mod:`bench.tables`), so it marks the same inferred and
+    undecided entries as the run's own table.
+    """
+    errors = {key for key in run.records() if run.outcome(*key) == "error"}
+    if not run.lag_files() and not errors:
         raise ConfigError(f"{run.directory}: exp{run.exp_id} has no lag-trend series "
                           f"(exp{run.exp_id}_<load>_<resources>_sli_lag-trend_<rep>.csv)")
-    experiments = {key: evaluate_experiment(run, key, settings) for key in run.lag_files()}
-    metric = metric or run.metric()
-    table = tables.build(metric, ((load, res, e.passed) for (load, res), e in experiments.items()))
-    return Analysis(run, settings, metric, experiments, table)
+    keys = sorted(set(run.lag_files()) | errors)
+    experiments = {key: evaluate_experiment(run, key, settings) for key in keys}
+    built = run.table_from_verdicts([(load, res, e.verdict) for (load, res), e in experiments.items()], metric)
+    return Analysis(run, settings, built.metric, experiments, built.table, built.notes)
 
 
 def write(analysis: Analysis, output: Path | None = None) -> tuple[Path, Path]:
@@ -223,7 +245,7 @@ def write(analysis: Analysis, output: Path | None = None) -> tuple[Path, Path]:
     base = analysis.run.directory / f"exp{analysis.run.exp_id}-analysis"
     csv_path = output if output is not None else Path(f"{base}-{analysis.metric}.csv")
     json_path = csv_path.with_suffix(".json") if output is not None else Path(f"{base}.json")
-    tables.write_csv(csv_path, analysis.metric, analysis.table)
+    tables.write_csv(csv_path, analysis.metric, analysis.table, analysis.notes)
     atomic_write(json_path, json.dumps(analysis.as_dict(), indent=2, allow_nan=False, default=_finite))
     return csv_path, json_path
 
@@ -242,11 +264,7 @@ def format_analysis(analysis: Analysis) -> str:
     """The table a user reads first, then every experiment with its margin and flag."""
     run, metric = analysis.run, analysis.metric
     lines = [f"{metric} (exp{run.exp_id} in {run.directory}, {analysis.settings.describe()}):"]
-    head = ("load", "resources") if metric == "demand" else ("resources", "max load")
-    lines.append(f"  {head[0]:>12}  {head[1]:>12}")
-    for key in sorted(analysis.table):
-        value = analysis.table[key]
-        lines.append(f"  {fmt_value(key):>12}  {fmt_value(value) if value is not None else 'none passed':>12}")
+    lines += tables.format_table(metric, analysis.table, analysis.notes)
     pct = f"{analysis.settings.confidence * 100:g}%"
     lines.append("")
     lines.append(f"  {'load':>10} {'resources':>9} {'median slope':>12} {pct + ' interval':>23} "
@@ -254,8 +272,10 @@ def format_analysis(analysis: Analysis) -> str:
     for (load, resources), e in sorted(analysis.experiments.items()):
         c = e.confidence
         interval = f"[{_num(c.low)}, {_num(c.high)}]" if c is not None and c.low is not None else "-"
-        verdict = "PASS" if e.passed else "FAIL"
+        verdict = "ERROR" if e.run_error is not None else ("PASS" if e.passed else "FAIL")
         notes = []
+        if e.run_error is not None:
+            notes.append(f"error in the run, no verdict (undecided): {e.run_error}")
         if e.unstable and c is not None:
             notes.append("unstable: " + ", ".join(
                 w for w, on in (("repetitions disagree", c.disagree), ("margin inside the noise", c.inside_noise))

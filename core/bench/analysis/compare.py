@@ -1,21 +1,26 @@
 """Regression check between two demand (or capacity) tables, for CI pipelines.
 
 A regression is a load whose demand rose (more resources needed, or none passing any
-more), or for capacity a resource amount whose greatest passing load fell. Keys
-present in only one table are listed but are no regression: a run with other loads
-is not worse for it.
+more), or for capacity a resource amount whose heaviest passing load got lighter (for
+a decreasing load type such as MessagePeriod: a greater value). Keys present in only
+one table are listed but are no regression: a run with other loads is not worse for it.
+
+Only measured entries are compared: an entry inferred by the lower-bound assumption or
+undecided because of an error (:mod:`bench.tables`) is listed as not comparable, never
+as a regression or an improvement, since nothing measured it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import tables
 from bench.model import ConfigError
 from bench.results import ResultStore, fmt_value
-from bench.tables import Table
+from bench.tables import Notes, Table
 
 #: the exit code of ``bench compare`` and ``bench run --expect`` when the demand rose (documented in --help)
 EXIT_REGRESSION = 3
@@ -25,6 +30,9 @@ EXIT_REGRESSION = 3
 class TableFile:
     metric: str
     table: Table
+    notes: Notes = field(default_factory=dict)
+    #: the load type's direction (capacity: which of two loads is heavier)
+    decreasing: bool = False
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,8 @@ class Difference:
     old: float | None
     new: float | None
     regressed: bool
+    #: why the two entries cannot be compared ("old inferred", "new undecided", ...), or ""
+    unmeasured: str = ""
 
 
 @dataclass
@@ -48,8 +58,21 @@ class Comparison:
 
 
 def _parse_csv(path: Path) -> TableFile:
-    metric, table = tables.read_csv(path)
-    return TableFile(metric, table)
+    metric, table, notes = tables.read_csv_noted(path)
+    return TableFile(metric, table, notes, _csv_direction(path))
+
+
+def _csv_direction(path: Path) -> bool:
+    """A run's table CSV (``exp<id>_capacity.csv``) takes the direction from the run's files beside it."""
+    match = re.match(r"^exp(\d+)_", path.name)
+    if match is None:
+        return False
+    from bench.analysis.runs import open_run
+
+    try:
+        return open_run(path.parent, int(match.group(1))).decreasing()
+    except ConfigError:
+        return False
 
 
 def read_table(source: str | Path) -> TableFile:
@@ -61,26 +84,28 @@ def read_table(source: str | Path) -> TableFile:
 
     run = open_run(source)
     metric = run.metric()
-    recorded = run.recorded_table()
+    recorded = run.recorded_run_table()
     if recorded is not None:
-        return TableFile(metric, recorded)
+        return TableFile(metric, recorded.table, recorded.notes, recorded.decreasing)
     csv_path = ResultStore(run.directory, run.exp_id).table_path(metric)
     if csv_path.is_file():
         return _parse_csv(csv_path)
     raise ConfigError(f"{source}: exp{run.exp_id} has no {metric} table yet")
 
 
-def _worse(metric: str, old: float | None, new: float | None) -> bool:
+def _worse(metric: str, old: float | None, new: float | None, decreasing: bool = False) -> bool:
     if old is None:
         return False  # nothing passed before: nothing can get worse
     if new is None:
         return True
-    return new > old if metric == "demand" else new < old
+    return new > old if metric == "demand" else tables.heavier(old, new, decreasing)
 
 
 def compare_tables(old: TableFile, new: TableFile) -> Comparison:
     if old.metric != new.metric:
         raise ConfigError(f"cannot compare a {old.metric} table with a {new.metric} table")
+    if old.metric == "capacity" and old.decreasing != new.decreasing:
+        raise ConfigError("cannot compare capacities of an increasing and a decreasing load type")
     result = Comparison(old.metric)
     for key in sorted(set(old.table) | set(new.table)):
         if key not in new.table:
@@ -89,9 +114,13 @@ def compare_tables(old: TableFile, new: TableFile) -> Comparison:
             result.only_new.append(key)
         else:
             a, b = old.table[key], new.table[key]
+            notes = (old.notes.get(key, ""), new.notes.get(key, ""))
             same = (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b))
-            if not same:
-                result.differences.append(Difference(key, a, b, _worse(old.metric, a, b)))
+            unmeasured = ", ".join(f"{side} {note}" for side, note in zip(("old", "new"), notes, strict=True)
+                                   if note)
+            if not same or notes[0] != notes[1]:
+                regressed = not unmeasured and _worse(old.metric, a, b, old.decreasing)
+                result.differences.append(Difference(key, a, b, regressed, unmeasured))
     return result
 
 
@@ -105,7 +134,10 @@ def format_comparison(comparison: Comparison, old_name: str, new_name: str) -> s
     if not comparison.differences:
         lines.append("  no differences on common keys")
     for d in comparison.differences:
-        verdict = "REGRESSION" if d.regressed else "improved"
+        if d.unmeasured:
+            verdict = f"not comparable ({d.unmeasured}: not measured)"
+        else:
+            verdict = "REGRESSION" if d.regressed else "improved"
         lines.append(f"  {key_name} {fmt_value(d.key)}: {value_name} {_show(d.old)} -> {_show(d.new)}  {verdict}")
     if comparison.only_old:
         lines.append(f"  only in old: {key_name} {', '.join(fmt_value(k) for k in comparison.only_old)}")
@@ -115,12 +147,14 @@ def format_comparison(comparison: Comparison, old_name: str, new_name: str) -> s
     return "\n".join(lines)
 
 
-def expect(expected: TableFile, metric: str, table: Table, name: str) -> tuple[int, str]:
+def expect(expected: TableFile, metric: str, table: Table, name: str, notes: Notes | None = None,
+           decreasing: bool | None = None) -> tuple[int, str]:
     """``bench run --expect OLD``: the exit code and the text for a finished run's table.
 
     ``expected`` is read before the run starts (:func:`read_table`), so a mistyped
-    path fails in seconds, not after hours of benchmarking.
+    path fails in seconds, not after hours of benchmarking. ``notes``: the run's
+    (``RunOutcome.notes``); ``decreasing``: its load direction (default: the expected table's).
     """
-
-    comparison = compare_tables(expected, TableFile(metric, table))
+    mine = TableFile(metric, table, dict(notes or {}), expected.decreasing if decreasing is None else decreasing)
+    comparison = compare_tables(expected, mine)
     return (EXIT_REGRESSION if comparison.regressed else 0), format_comparison(comparison, name, "this run")

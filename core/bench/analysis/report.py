@@ -14,6 +14,7 @@ import math
 from html import escape
 from typing import Any
 
+from bench import tables
 from bench.analysis.analyze import Analysis, ExperimentResult, analyze, run_settings
 from bench.analysis.confidence import DEFAULT_CONFIDENCE
 from bench.analysis.runs import RunFiles
@@ -59,12 +60,14 @@ def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = N
     return "\n".join(out)
 
 
-def _table_of(run: RunFiles, analysis: Analysis | None) -> dict[float, float | None]:
+def _table_of(run: RunFiles, analysis: Analysis | None) -> tables.RunTable:
     """The run's own table (every SLO counted), else the re-analysis of its trend SLO."""
-    recorded = run.recorded_table()
+    recorded = run.recorded_run_table()
     if recorded is not None:
         return recorded
-    return analysis.table if analysis is not None else {}
+    if analysis is not None:
+        return tables.RunTable(analysis.metric, analysis.table, analysis.notes, run.decreasing())
+    return tables.RunTable(run.metric(), decreasing=run.decreasing())
 
 
 def _analysis(run: RunFiles, confidence: float) -> Analysis | None:
@@ -84,14 +87,16 @@ def _scalability_chart(runs: list[tuple[RunFiles, Analysis | None]], metric: str
     )
     for i, (run, analysis) in enumerate(runs):
         color = PALETTE[i % len(PALETTE)]
-        table = _table_of(run, analysis)
+        built = _table_of(run, analysis)
+        table = built.table
         xs, ys = [], []
         for key in sorted(table):
             value = table[key]
             if value is None:
                 if demand:
                     chart.crosses.append((_rate(run, key), color,
-                                          f"{run.label}: none passed at load {fmt_value(key)}"))
+                                          f"{run.label}: {tables.shown(None, built.note(key))} at load "
+                                          f"{fmt_value(key)}"))
                 continue
             if demand:
                 xs.append(run.target_rate(key, value) or key)
@@ -312,8 +317,8 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
             escape(run.label), escape(str((run.benchmark or {}).get("name", "-"))), run.metric(),
             escape(analysis.settings.describe()) if analysis else "-",
             str(len(analysis.experiments) if analysis else 0), str(unstable),
-            escape(", ".join(f"{fmt_value(k)}: {fmt_value(v) if v is not None else 'none'}"
-                             for k, v in sorted(table.items()))),
+            escape(", ".join(f"{fmt_value(k)}: {tables.shown(v, table.note(k))}"
+                             for k, v in sorted(table.table.items()))),
         ])
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -322,6 +327,8 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
         f"<style>{CSS}</style></head><body>",
         "<h1>bench scalability report</h1>",
         _table(["run", "benchmark", "metric", "SLO settings", "experiments", "unstable", "table"], summary_rows),
+        *(f'<p class="note">{escape(line.strip())}</p>'
+          for line in tables.legend({k: n for r, a in analysed for k, n in _table_of(r, a).notes.items()})),
         "<h2>scalability</h2>",
     ]
     for metric in metrics:
@@ -331,8 +338,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
     for run, analysis in analysed:
         parts.append(f"<h2>{escape(run.label)}</h2>")
         parts.append("<h3>scaling efficiency and cost</h3>")
-        table = _table_of(run, analysis)
-        parts.append(_scaling_section(run, table) if run.metric() == "demand"
+        parts.append(_scaling_section(run, _table_of(run, analysis).table) if run.metric() == "demand"
                      else '<p class="note">capacity run: efficiency and cost are computed for demand runs</p>')
         if analysis is not None:
             parts.append(_experiments_section(run, analysis))

@@ -86,6 +86,56 @@ class RunFiles:
         """The demand/capacity table the run itself wrote into its result JSON."""
         return tables.from_rows((self.result or {}).get("table"))
 
+    def recorded_run_table(self) -> tables.RunTable | None:
+        """The run's own table with its notes (inferred, undecided), None before it wrote one."""
+        found = tables.from_rows_noted((self.result or {}).get("table"))
+        if found is None:
+            return None
+        return tables.RunTable(self.metric(), found[0], found[1], self.decreasing())
+
+    def decreasing(self) -> bool:
+        """Whether the run's load type has its heaviest load at the smallest value."""
+        name = ((self.execution or {}).get("load") or {}).get("loadType")
+        for load_type in (self.benchmark or {}).get("loadTypes") or []:
+            if isinstance(load_type, dict) and load_type.get("typeName") == name:
+                return load_type.get("direction") == "decreasing"
+        return False
+
+    def lower_bound(self) -> bool:
+        """Whether the run's search assumed the lower bound (the default restriction)."""
+        strategy = ((self.execution or {}).get("execution") or {}).get("strategy")
+        if not isinstance(strategy, dict):
+            return True
+        return "LowerBound" in (strategy.get("restrictions") or [])
+
+    def configured(self, what: str) -> list[float] | None:
+        """The configured ``load`` or ``resources`` values, None when the configuration is absent."""
+        section = (self.execution or {}).get(what) or {}
+        values = section.get("loadValues" if what == "load" else "resourceValues")
+        try:
+            return [float(v) for v in values] if isinstance(values, list) else None
+        except (TypeError, ValueError):
+            return None
+
+    def complete(self) -> bool:
+        """Whether the run finished its search (its table is final)."""
+        return bool((self.result or {}).get("complete"))
+
+    def outcome(self, load: float, resources: float) -> str | None:
+        """``passed``, ``failed`` or ``error`` as the run recorded it, None when unrecorded."""
+        record = self.records().get((load, resources))
+        if record is None:
+            return None
+        outcome = record.get("outcome")
+        return str(outcome) if outcome else ("passed" if record.get("passed") else "failed")
+
+    def table_from_verdicts(self, verdicts: list[tables.Verdict], metric: str | None = None) -> tables.RunTable:
+        """The table of ``verdicts`` under this run's configuration (loads, direction, lower bound)."""
+        return tables.build_run_table(
+            metric or self.metric(), verdicts, loads=self.configured("load"), resources=self.configured("resources"),
+            lower_bound=self.lower_bound(), decreasing=self.decreasing(), complete=self.complete(),
+        )
+
     def lag_slo_properties(self) -> dict[str, Any]:
         """The run's lag-trend SLO properties (benchmark, then execution overrides)."""
         props: dict[str, Any] = {}

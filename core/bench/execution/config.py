@@ -32,6 +32,8 @@ class RunOutcome:
     table: dict[float, float | None]
     records: list[ExperimentRecord]
     results_dir: Path
+    #: key -> "inferred" / "undecided" (bench.tables); measured entries are absent
+    notes: dict[float, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[ExperimentRecord]:

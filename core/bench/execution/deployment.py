@@ -35,6 +35,12 @@ def build_objects(
     return apply_all(registry, objects, patches)
 
 
+def load_decreasing(bench: Benchmark, execution: Execution) -> bool:
+    """Whether the execution's load type has its heaviest load at the smallest value."""
+    load_type = next((t for t in bench.loadTypes if t.typeName == execution.load.loadType), None)
+    return load_type is not None and load_type.direction == "decreasing"
+
+
 def _num(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 

@@ -7,9 +7,10 @@ repetitions from disk.
 Faults: a repetition whose platform raises (a SUT, generator or broker that died, a
 generator that stalled, a failed Kafka call) or whose generators fell more than 1 %
 behind their target is not measured: it is run again, up to ``retries`` times. If it
-still fails, the experiment's outcome is ``error`` with the cause; the search treats it
-as not passed and the run goes on, because one crashed JVM should not cost the hours
-of experiments around it. Configuration errors (``ConfigError``, ``OptionError``: the
+still fails, the experiment's outcome is ``error`` with the cause and no verdict: the
+search gets None, draws no conclusion from it (:mod:`bench.search`), and the table marks
+the entries it could change as undecided; the run goes on, because one crashed JVM
+should not cost the hours of experiments around it. Configuration errors (``ConfigError``, ``OptionError``: the
 same in every experiment) and bugs (:data:`BUGS`) still end the run; a platform's own
 error is a fault even where it is a ``UserError`` for the CLI (a broker the user runs).
 """
@@ -30,7 +31,13 @@ from bench.environment import EnvironmentRecord
 from bench.errors import OptionError
 from bench.execution.collector import Samples, SliCollector
 from bench.execution.config import ProgressFn, RunConfig
-from bench.execution.deployment import build_objects, experiment_spec, instance_cores, merged_params
+from bench.execution.deployment import (
+    build_objects,
+    experiment_spec,
+    instance_cores,
+    load_decreasing,
+    merged_params,
+)
 from bench.execution.evaluator import SloEvaluator, summary
 from bench.info import summarise, write_info
 from bench.model import ConfigError
@@ -77,8 +84,9 @@ class ExperimentRunner:
         self.sleep = sleep
         self.settings = config.execution.execution
         self.collector = SliCollector(platform, evaluator, self.settings, progress, clock, sleep, self.eta)
-        #: verdict per (load, resources): the search asks for some pairs twice, resume answers from disk
-        self.cache: dict[tuple[float, float], bool] = {}
+        #: verdict per (load, resources), None for an error: the search asks for some pairs
+        #: twice, resume answers from disk
+        self.cache: dict[tuple[float, float], bool | None] = {}
         #: set by the engine once the platform is open
         self.environment: EnvironmentRecord | None = None
         self.experiments_done = 0
@@ -99,8 +107,8 @@ class ExperimentRunner:
         """
         return f"exp{self.store.id}_{fmt_value(load)}_{fmt_value(resources)}"
 
-    async def run_experiment(self, load: float, resources: float) -> bool:
-        """One SLO experiment: every repetition, then every SLO over all repetitions."""
+    async def run_experiment(self, load: float, resources: float) -> bool | None:
+        """One SLO experiment: every repetition, then every SLO over all repetitions; None: error."""
         key = (float(load), float(resources))
         if key in self.cache:
             return self.cache[key]
@@ -154,7 +162,7 @@ class ExperimentRunner:
         self.store.add_experiment(record)
         if self.environment is not None:
             self.environment.experiment_finished(load, resources, record.cores_per_instance)
-        self.cache[key] = record.passed
+        self.cache[key] = None if record.outcome == "error" else record.passed
         self.experiments_done += 1
         self._write_partial_table()
         if self.registry.pm is not None:
@@ -168,7 +176,7 @@ class ExperimentRunner:
             + " ".join(f"[{n}: {summary(v)}]" for n, v in verdicts.items()),
             False,
         )
-        return record.passed
+        return self.cache[key]
 
     async def _measure(
         self, objects: list[Manifest], params: dict[str, Any], load: float, resources: float, rep: int,
@@ -255,11 +263,21 @@ class ExperimentRunner:
             await self.sleep(ex.afterTeardownDelay)
         return samples, reports
 
+    def table(self, final: bool) -> tables.RunTable:
+        """The table of the verdicts so far (errors undecided), by the rules of :mod:`bench.tables`."""
+        ex = self.cfg.execution
+        _, lower_bound = ex.execution.strategy.resolved()
+        return tables.build_run_table(
+            ex.execution.metric,
+            ((r.load, r.resources, None if r.outcome == "error" else r.passed) for r in self.store.experiments),
+            loads=ex.load.loadValues, resources=ex.resources.resourceValues, lower_bound=lower_bound,
+            decreasing=load_decreasing(self.cfg.benchmark, ex), complete=final,
+        )
+
     def _write_partial_table(self) -> None:
         """Provisional table from what is measured so far, so a crash keeps it too."""
-        metric = self.settings.metric
-        table = tables.build(metric, ((load, res, passed) for (load, res), passed in self.cache.items()))
-        tables.write_run_table(self.store, metric, table, final=False)
+        built = self.table(final=False)
+        tables.write_run_table(self.store, self.settings.metric, built.table, final=False, notes=built.notes)
 
     def eta(self, elapsed_in_rep: float) -> str:
         """An upper bound of the time left: every experiment not yet measured at full duration."""

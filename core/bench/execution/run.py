@@ -17,6 +17,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import structlog
+
 from bench import tables
 from bench.api import Platform, SearchProblem
 from bench.environment import EnvironmentRecord
@@ -26,6 +28,8 @@ from bench.execution.experiments import ExperimentRunner
 from bench.model import SloDef, effective_slos, load_intensity_order
 from bench.plugins import Registry
 from bench.results import ResultStore
+
+log = structlog.get_logger("bench.engine")
 
 
 class Engine:
@@ -92,18 +96,26 @@ class Engine:
                 _keep_environment_history(self.environment)
             self.environment.write()
             self.experiments.environment = self.environment
-            table = await strategy.search(problem)
+            searched = await strategy.search(problem)
         finally:
             await self.platform.close()
-        tables.write_run_table(self.store, ex.execution.metric, table, final=True)
+        built = self.experiments.table(final=True)
+        if searched != built.table:
+            # a plugin strategy may conclude more than its verdicts show; the file must be
+            # what bench analyze and bench compare find again in the stored verdicts
+            log.warning("the search strategy's table differs from its verdicts' table; writing the latter",
+                        strategy=strategy_name, searched=searched, verdicts=built.table)
+        table = built.table
+        tables.write_run_table(self.store, ex.execution.metric, table, final=True, notes=built.notes)
         if self.registry.pm is not None:
             self.registry.pm.hook.bench_run_finished(
                 results_dir=str(self.cfg.results_dir), metric=ex.execution.metric, table=table
             )
-        return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir)
+        return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir,
+                          notes=built.notes)
 
-    async def run_experiment(self, load: float, resources: float) -> bool:
-        """One SLO experiment, as the search strategy asks for it."""
+    async def run_experiment(self, load: float, resources: float) -> bool | None:
+        """One SLO experiment, as the search strategy asks for it (None: error, no verdict)."""
         return await self.experiments.run_experiment(load, resources)
 
 
