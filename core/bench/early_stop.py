@@ -21,7 +21,7 @@ verdict uses, so an early "pass" is a final pass by construction):
 
 Each SLO type says for itself whether and how it can be decided early
 (``SloType.decide_early``); the core knows no SLO by name. The trend SLOs (the
-lag-trend plugin, ``generic`` with ``repetitionAggregation: trend``) apply the rule
+lag-trend plugin, ``generic`` with ``queryAggregation: trend``) apply the rule
 above through :func:`trend_decision`, with the thresholds their own ``check`` uses. A
 benchmark with an SLO that cannot be decided early (dropped records, a mean, ...)
 runs a passing repetition for its full duration; with one repetition, an SLO decided

@@ -8,9 +8,10 @@ the runtime, and one module doing both would make an import cycle.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.api import EarlyDecision, GeneratorReport, GeneratorSpec, ParamSpec, Series, SloContext
+from bench.api import EarlyDecision, GeneratorReport, GeneratorSpec, ParamSpec, Series, SloContext, SloVerdict
 
 if TYPE_CHECKING:
     from bench.runtime.kafka.security import KafkaSecurity
@@ -83,3 +84,17 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
     from bench.early_stop import trend_decision as decide
 
     return decide(series, ctx, threshold, operator)
+
+
+def external_slo_verdict(properties: Mapping[str, Any], series: Sequence[Series], threshold: float,
+                         warmup: float, extra: Sequence[str] = ()) -> SloVerdict | None:
+    """The verdict of the external SLO checker an SLO's properties name
+    (``externalSloChecker`` / ``externalSloUrl``, :mod:`bench.external_slo`), or None when
+    they name none or one of the reference's bundled checkers, whose rule the SLO type
+    applies itself. ``extra``: properties passed on in the metadata when given."""
+    from bench.external_slo import external_url, external_verdict, metadata
+
+    url = external_url(properties)
+    if url is None:
+        return None
+    return external_verdict(url, series, metadata(properties, threshold, warmup, extra))

@@ -7,6 +7,7 @@ verdict would be worse than none).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -166,11 +167,13 @@ def resolve_threshold(
     load_rate: float | None,
     resources: float,
     default: float | None = None,
+    rate_key: str = "thresholdRelToLoad",
 ) -> float:
     """The absolute threshold from whichever form was given.
 
-    ``thresholdRelToLoad`` scales with the generated records/s (a lag slope of 1 % of the
-    input rate means the same at every load); ``thresholdRelToResources`` with the
+    ``rate_key`` (the lag-trend type's ``thresholdRelToLoad``) scales with the generated
+    records/s (a lag slope of 1 % of the input rate means the same at every load);
+    ``thresholdRelToResources`` with the
     resource amount. A relative threshold without a known rate is an error, not a guess.
     """
     key = exclusive(properties, keys)
@@ -180,10 +183,195 @@ def resolve_threshold(
         return default
     factor = number(properties, key)
     assert factor is not None
-    if key == "thresholdRelToLoad":
+    if key == rate_key:
         if load_rate is None:
-            raise ValueError("thresholdRelToLoad: the load rate (records/s) of this experiment is unknown")
+            raise ValueError(f"{key}: the load rate (records/s) of this experiment is unknown")
         return factor * load_rate
     if key == "thresholdRelToResources":
         return factor * resources
     return factor
+
+
+# ----------------------------------------------------------------- the reference's aggregations
+
+#: aggregations of the reference's generic SLO (pandas' names), plus first, last and
+#: trend within a repetition; pNN is any percentile such as p99 or p99.9
+REFERENCE_AGGREGATIONS = ("mean", "median", "mode", "sum", "count", "max", "min", "std", "var", "skew", "kurt",
+                          "first", "last", "trend", "pNN")
+#: aggregations that need the order or the time axis of one series
+_ORDERED = ("first", "last", "trend")
+
+
+def check_reference_aggregation(name: str, value: Any, within: bool) -> str:
+    """An aggregation name of the reference's generic SLO; ``first``, ``last`` and
+    ``trend`` read a time axis, which only the samples of one repetition have."""
+    allowed = REFERENCE_AGGREGATIONS if within else tuple(a for a in REFERENCE_AGGREGATIONS if a not in _ORDERED)
+    if isinstance(value, str):
+        if value in allowed and value != "pNN":
+            return value
+        match = _PERCENTILE.match(value)
+        if match and 0.0 <= float(match.group(1)) <= 100.0:
+            return value
+    raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)} (pNN: p0 ... p100, e.g. p99.9)")
+
+
+def reference_aggregate(values: Sequence[float] | np.ndarray, how: str,
+                        timestamps: Sequence[float] | np.ndarray | None = None) -> float:
+    """One number from many, as pandas' ``Series.aggregate`` computes it in the
+    reference's generic checker: ``std``/``var`` with one degree of freedom, ``skew`` and
+    ``kurt`` bias-corrected (NaN when too few values), ``mode`` the smallest most frequent
+    value, ``pNN`` a linearly interpolated quantile. ``trend`` is the OLS slope over
+    ``timestamps`` (per second)."""
+    import pandas as pd
+
+    series = pd.Series(np.asarray(values, dtype=float))
+    if series.size == 0:
+        raise InsufficientData("nothing to aggregate")
+    if how == "first":
+        return float(series.iloc[0])
+    if how == "last":
+        return float(series.iloc[-1])
+    if how == "trend":
+        if timestamps is None:
+            raise ValueError("trend needs timestamps")
+        return slope(timestamps, series.to_numpy())[0]
+    if how == "mode":
+        return float(series.mode().iloc[0])
+    match = _PERCENTILE.match(how)
+    if match is not None:
+        return float(series.quantile(float(match.group(1)) / 100.0))
+    if how not in REFERENCE_AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {how!r}")
+    return float(series.aggregate(how))
+
+
+# ----------------------------------------------------------------- the reference's thresholds
+
+#: the reference's threshold forms, in the order it takes the first one given
+REFERENCE_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources", "thresholdFromExpression")
+
+
+def _given(properties: Mapping[str, Any], key: str) -> bool:
+    # The reference reads an empty string as "not given" (threshold: "" falls through).
+    value = properties.get(key)
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def reference_threshold_key(properties: Mapping[str, Any], keys: Sequence[str] = REFERENCE_THRESHOLDS) -> str | None:
+    """The threshold form that counts: the first given, in the reference's order."""
+    return next((k for k in keys if _given(properties, k)), None)
+
+
+def reference_threshold(properties: Mapping[str, Any], load: float, resources: float,
+                        keys: Sequence[str] = REFERENCE_THRESHOLDS) -> float:
+    """The threshold as the reference computes it: ``threshold`` as given, else
+    ``thresholdRelToLoad`` x the load *value* (sensors, window size, ...), else
+    ``thresholdRelToResources`` x the resource value, else ``thresholdFromExpression``
+    evaluated with L = load value and R = resource value."""
+    key = reference_threshold_key(properties, keys)
+    if key is None:
+        raise ValueError(f"threshold: required, give one of {', '.join(keys)}")
+    if key == "thresholdFromExpression":
+        return evaluate_expression(str(properties[key]), load=load, resources=resources)
+    factor = number(properties, key)
+    assert factor is not None
+    if key == "thresholdRelToLoad":
+        return factor * load
+    if key == "thresholdRelToResources":
+        return factor * resources
+    return factor
+
+
+_TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([LR])|(.))")
+
+
+def _tokens(text: str) -> list[str | float]:
+    out: list[str | float] = []
+    for number_text, variable, other in _TOKEN.findall(text):
+        if number_text:
+            out.append(float(number_text))
+        elif variable:
+            out.append(variable)
+        elif other.strip():
+            if other not in "+-*/^%()":
+                raise ValueError(f"thresholdFromExpression: {text!r}: unexpected {other!r} "
+                                 "(numbers, L, R, + - * / % ^ and parentheses only)")
+            out.append(other)
+    return out
+
+
+def evaluate_expression(text: str, load: float, resources: float) -> float:
+    """An arithmetic expression over L (load value) and R (resource value), without eval.
+
+    Precedence as in the reference's expression library: ``^`` (right-associative) over
+    unary minus over ``* / %`` over ``+ -``; a number directly before L, R or ``(``
+    multiplies (``2L``).
+    """
+    tokens = _tokens(text)
+    pos = 0
+
+    def peek() -> str | float | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take() -> str | float:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise ValueError(f"thresholdFromExpression: {text!r} ends too early")
+        pos += 1
+        return tokens[pos - 1]
+
+    def atom() -> float:
+        token = take()
+        if isinstance(token, float):
+            value = token
+            if peek() in ("L", "R", "("):
+                value *= power()
+            return value
+        if token == "L":
+            return float(load)
+        if token == "R":
+            return float(resources)
+        if token == "(":
+            value = additive()
+            if take() != ")":
+                raise ValueError(f"thresholdFromExpression: {text!r}: missing ')'")
+            return value
+        raise ValueError(f"thresholdFromExpression: {text!r}: unexpected {token!r}")
+
+    def power() -> float:
+        base = atom()
+        if peek() == "^":
+            take()
+            return float(base ** unary())
+        return base
+
+    def unary() -> float:
+        if peek() in ("-", "+"):
+            sign = -1.0 if take() == "-" else 1.0
+            return sign * unary()
+        return power()
+
+    def multiplicative() -> float:
+        value = unary()
+        while peek() in ("*", "/", "%"):
+            op = take()
+            right = unary()
+            if op != "*" and right == 0:
+                raise ValueError(f"thresholdFromExpression: {text!r} divides by zero")
+            value = value * right if op == "*" else value / right if op == "/" else math.fmod(value, right)
+        return value
+
+    def additive() -> float:
+        value = multiplicative()
+        while peek() in ("+", "-"):
+            value = value + multiplicative() if take() == "+" else value - multiplicative()
+        return value
+
+    if not tokens:
+        raise ValueError("thresholdFromExpression: empty expression")
+    result = additive()
+    if pos != len(tokens):
+        raise ValueError(f"thresholdFromExpression: {text!r}: unexpected {tokens[pos]!r}")
+    if not math.isfinite(result):
+        raise ValueError(f"thresholdFromExpression: {text!r} is not finite for L={load:g}, R={resources:g}")
+    return result

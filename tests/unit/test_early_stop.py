@@ -131,7 +131,7 @@ def test_generic_trend_slo_with_operators() -> None:
     s = series(slope=-50.0, seconds=60, noise=5.0)
     for operator, expected in (("lt", True), ("lte", True), ("gt", False), ("gte", False)):
         slo = SloDef(name="g", sloType="generic", properties={
-            "sli": "lag", "repetitionAggregation": "trend", "operator": operator, "threshold": 0.0,
+            "sli": "lag", "queryAggregation": "trend", "operator": operator, "threshold": 0.0,
         })
         assert early_stop.decide([slo], REGISTRY, {"lag": s}, execution(), Spec(), 0.0)[0].passed is expected
     mean = SloDef(name="g", sloType="generic", properties={"sli": "lag", "threshold": 0.0})
@@ -205,7 +205,7 @@ def test_worst_repetition_slos_settle_on_a_fail_only() -> None:
 
 def test_a_mean_across_repetitions_never_settles_early() -> None:
     props = {"sli": "lag", "threshold": 1e9, "operator": "lt"}
-    mean = _checker(("mean-lag", "generic", {**props, "aggregation": "mean"}))
+    mean = _checker(("mean-lag", "generic", {**props, "repetitionAggregation": "mean"}))
     median = _checker(("median-lag", "generic", props))  # across repetitions: median by default
     flat = series(slope=0.0)
     assert early_stop.settled_verdict(mean, {"lag": [flat, flat]}, ["lag"], remaining=1) is None

@@ -55,7 +55,8 @@ def test_the_percentile_names_the_series(percentile: object, sli: str) -> None:
     ("props", "error"),
     [({"percentile": 98, "threshold": 1}, "percentile"), ({"percentile": True, "threshold": 1}, "percentile"),
      ({}, "threshold"), ({"threshold": "soon"}, "threshold"), ({"threshold": -1}, "threshold"),
-     ({"threshold": 1, "repetitionAggregation": "trend"}, "repetitionAggregation")],
+     ({"threshold": 1, "queryAggregation": "trend"}, "queryAggregation"),
+     ({"threshold": 1, "aggregation": "max"}, "aggregation: not a property")],
 )
 def test_bad_properties_are_refused_naming_the_property(props: dict[str, object], error: str) -> None:
     with pytest.raises(ValueError, match=error):
@@ -87,7 +88,7 @@ def test_a_growing_latency_fails() -> None:
 def test_the_warmup_counts_from_the_first_sample_even_if_it_had_no_output() -> None:
     # a windowed use case: no output in the first intervals; the warm-up still ends 10 s after the start
     series = _series([math.nan, math.nan, 700, 800, math.nan, 900])
-    verdict = check_latency([series], _ctx(1000, warmup=10.0, repetitionAggregation="max"))
+    verdict = check_latency([series], _ctx(1000, warmup=10.0, queryAggregation="max"))
     assert verdict.passed
     assert verdict.details["samples"] == [3]
 

@@ -194,7 +194,9 @@ def test_lag_trend_accepts_numeric_strings_and_defaults() -> None:
 def generic(series: Sequence[Series], **properties: Any) -> Any:
     load_rate = properties.pop("load_rate", None)
     resources = properties.pop("resources", 2)
-    return check_generic(list(series), ctx({"sli": "latency", **properties}, load_rate=load_rate, resources=resources))
+    load = properties.pop("load", 1000)
+    return check_generic(list(series), ctx({"sli": "latency", **properties}, load_rate=load_rate, load=load,
+                                           resources=resources))
 
 
 def steps(values: Sequence[float]) -> Series:
@@ -205,7 +207,7 @@ def test_builtin_slos_are_registered() -> None:
     found: list[SloType] = []
     bench_register_slos(register=Registrar(found.append))
     by_name = {s.name: s for s in found}
-    assert set(by_name) == {"generic", "dropped-records", "latency"}
+    assert set(by_name) == {"generic", "dropped-records", "latency", "dropped records", "dropped records ratio"}
     assert by_name["generic"].sli is None and by_name["dropped-records"].sli == "dropped-records"
     assert by_name["latency"].sli_name({"percentile": 95}) == "latency-p95"
 
@@ -214,13 +216,14 @@ def test_builtin_slos_are_registered() -> None:
     ("how", "expected"),
     [("mean", 3.0), ("median", 2.0), ("max", 10.0), ("min", 0.0), ("p50", 2.0), ("p100", 10.0), ("p25", 1.0)],
 )
-def test_generic_repetition_aggregations(how: str, expected: float) -> None:
-    verdict = generic([steps([0, 1, 2, 2, 10])], repetitionAggregation=how, operator="lte", threshold=100)
+def test_generic_query_aggregations(how: str, expected: float) -> None:
+    verdict = generic([steps([0, 1, 2, 2, 10])], queryAggregation=how, operator="lte", threshold=100)
     assert verdict.passed and verdict.details["values"] == [expected]
 
 
 def test_generic_trend_is_the_ols_slope() -> None:
-    verdict = generic([ramp(3), ramp(5)], repetitionAggregation="trend", aggregation="max", operator="lt", threshold=5)
+    verdict = generic([ramp(3), ramp(5)], queryAggregation="trend", repetitionAggregation="max", operator="lt",
+                      threshold=5)
     assert not verdict.passed
     assert verdict.details["values"] == [3.0, 5.0] and verdict.details["aggregate"] == 5.0
     assert len(verdict.details["intercepts"]) == 2
@@ -231,7 +234,7 @@ def test_generic_trend_is_the_ols_slope() -> None:
 )
 def test_generic_aggregation_across_repetitions(across: str, expected: float) -> None:
     series = [steps([10, 10]), steps([80, 80]), steps([20, 20])]
-    verdict = generic(series, repetitionAggregation="mean", aggregation=across, threshold=0, operator="gt")
+    verdict = generic(series, queryAggregation="mean", repetitionAggregation=across, threshold=0, operator="gt")
     assert verdict.details["aggregate"] == pytest.approx(expected) and verdict.passed
 
 
@@ -256,20 +259,22 @@ def test_generic_operators_at_the_edge(operator: str, value: float, passed: bool
 def test_generic_default_is_median_of_means_lte() -> None:
     verdict = generic([steps([1, 3]), steps([5, 5]), steps([9, 9])], threshold=5)
     assert verdict.passed and verdict.details["aggregate"] == 5.0
-    assert verdict.details["operator"] == "lte" and verdict.details["aggregation"] == "median"
+    assert verdict.details["operator"] == "lte" and verdict.details["repetitionAggregation"] == "median"
 
 
 def test_generic_threshold_relative_to_load_and_resources() -> None:
     series = [steps([300, 300])]
-    by_load = generic(series, thresholdRelToLoad=0.001, load_rate=250_000)
-    assert not by_load.passed and by_load.details["threshold"] == 250.0
+    by_load = generic(series, thresholdRelToLoad=0.25, load=1000, load_rate=250_000)
+    assert not by_load.passed and by_load.details["threshold"] == 250.0  # x the load value, not records/s
+    by_rate = generic(series, thresholdRelToRate=0.001, load_rate=250_000)
+    assert not by_rate.passed and by_rate.details["threshold"] == 250.0
     by_resources = generic(series, thresholdRelToResources=100, resources=3)
     assert by_resources.passed and by_resources.details["threshold"] == 300.0
 
 
-def test_generic_relative_to_load_without_rate_fails() -> None:
-    verdict = generic([steps([1, 1])], thresholdRelToLoad=0.5)
-    assert not verdict.passed and "thresholdRelToLoad" in verdict.details["error"]
+def test_generic_relative_to_rate_without_rate_fails() -> None:
+    verdict = generic([steps([1, 1])], thresholdRelToRate=0.5)
+    assert not verdict.passed and "thresholdRelToRate" in verdict.details["error"]
 
 
 def test_generic_warmup_and_nan() -> None:
@@ -279,8 +284,10 @@ def test_generic_warmup_and_nan() -> None:
 
 
 def test_generic_without_data_fails() -> None:
-    verdict = generic([steps([1])], threshold=5)
+    verdict = generic([steps([1])], queryAggregation="trend", threshold=5)
     assert not verdict.passed and "1 usable sample" in verdict.details["error"]
+    verdict = generic([Series([], [])], threshold=5)
+    assert not verdict.passed and "0 usable sample" in verdict.details["error"]
 
 
 @pytest.mark.parametrize(
@@ -289,13 +296,15 @@ def test_generic_without_data_fails() -> None:
         ({"threshold": 1}, "sli: None is not an SLI name"),
         ({"sli": "", "threshold": 1}, "sli: '' is not an SLI name"),
         ({"sli": "x", "threshold": 1, "operator": "foo"}, "operator: 'foo' is not one of lt, lte, gt, gte"),
-        ({"sli": "x", "threshold": 1, "repetitionAggregation": "avg"}, "repetitionAggregation: 'avg' is not one of"),
-        ({"sli": "x", "threshold": 1, "repetitionAggregation": "p101"}, "repetitionAggregation: 'p101'"),
-        ({"sli": "x", "threshold": 1, "repetitionAggregation": "pNN"}, "repetitionAggregation: 'pNN'"),
-        ({"sli": "x", "threshold": 1, "aggregation": "trend"}, "aggregation: 'trend' is not one of mean, median"),
+        ({"sli": "x", "threshold": 1, "queryAggregation": "avg"}, "queryAggregation: 'avg' is not one of"),
+        ({"sli": "x", "threshold": 1, "queryAggregation": "p101"}, "queryAggregation: 'p101'"),
+        ({"sli": "x", "threshold": 1, "queryAggregation": "pNN"}, "queryAggregation: 'pNN'"),
+        ({"sli": "x", "threshold": 1, "repetitionAggregation": "trend"}, "repetitionAggregation: 'trend' is not"),
+        ({"sli": "x", "threshold": 1, "aggregation": "mean"}, "aggregation: not a property"),
         ({"sli": "x"}, "threshold: required, give one of threshold, thresholdRelToLoad, thresholdRelToResources"),
-        ({"sli": "x", "threshold": 1, "thresholdRelToResources": 2}, "threshold: give only one of"),
         ({"sli": "x", "thresholdRelToLoad": "x"}, "thresholdRelToLoad: 'x' is not a number"),
+        ({"sli": "x", "thresholdFromExpression": "L * os"}, "unexpected 'o'"),
+        ({"promQLQuery": "up", "threshold": 1}, "promQLQuery: bench samples its SLIs itself"),
     ],
 )
 def test_generic_validation(properties: dict[str, Any], message: str) -> None:
@@ -306,7 +315,7 @@ def test_generic_validation(properties: dict[str, Any], message: str) -> None:
 
 
 def test_generic_valid_properties() -> None:
-    validate_generic({"sli": "lag", "repetitionAggregation": "p99.9", "operator": "gte", "threshold": "-3"})
+    validate_generic({"sli": "lag", "queryAggregation": "p99.9", "operator": "gte", "threshold": "-3"})
 
 
 # ----------------------------------------------------------------- dropped records
@@ -387,7 +396,8 @@ def test_calibrated_generic_lag_trend_agrees_with_the_plugin(rates: list[int]) -
 
     assert default_benchmark()["slos"] == [TREND_SLO]
     series = [ramp(r) for r in rates]
-    ctx = SloContext(load=1000, resources=1, warmup=0, properties=TREND_SLO["properties"], load_rate=200_000)
+    # calibrated's load is records/s (one record/s per key), so x load value = x records/s
+    ctx = SloContext(load=200_000, resources=1, warmup=0, properties=TREND_SLO["properties"], load_rate=200_000)
     generic = check_generic(series, ctx)
     plugin = bench_slo_lag_trend.check(series, ctx)
     assert generic.passed is plugin.passed
@@ -403,7 +413,7 @@ def test_the_core_finds_trend_slos_by_their_types_capabilities_not_their_names()
     types = {t.name: t for t in SLO_TYPES}
     types["mine"] = SloType("mine", "a third party's trend", lambda s, c: SloVerdict(True),
                             analysed_as_trend=lambda p: True, series_label="queue (records)")
-    lag = {"sli": "lag", "repetitionAggregation": "trend", "operator": "lt"}
+    lag = {"sli": "lag", "queryAggregation": "trend", "operator": "lt"}
     slos = [
         {"name": "a", "sloType": "generic", "properties": lag},
         {"name": "b", "sloType": "generic", "properties": {**lag, "operator": "lte"}},

@@ -35,8 +35,8 @@ TREND_SLO: dict[str, Any] = {
     "sloType": "generic",
     "properties": {
         "sli": "lag",
-        "repetitionAggregation": "trend",
-        "aggregation": "median",
+        "queryAggregation": "trend",
+        "repetitionAggregation": "median",
         "operator": "lt",
         "thresholdRelToLoad": 0.01,
     },

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from bench import slo_math
+from bench import external_slo, slo_math
 from bench.api import EarlyDecision, Registrar, Series, SloContext, SloType, SloVerdict
+from bench.builtin.reference_slos import REFERENCE_SLO_TYPES
 from bench.early_stop import trend_decision
 from bench.hookspecs import hookimpl
 
-GENERIC_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources")
 DEFAULT_MAX_RATIO = 0.01
 
 
@@ -28,53 +28,91 @@ def _failed(reason: str, **details: Any) -> SloVerdict:
 
 # ----------------------------------------------------------------- generic
 
+#: the threshold forms of the generic SLO: the reference's four, taken in its order (the
+#: first given counts), then bench's own ``thresholdRelToRate`` (x the generated records/s)
+GENERIC_THRESHOLDS = (*slo_math.REFERENCE_THRESHOLDS, "thresholdRelToRate")
+#: defaults where the reference requires the key: a mean per repetition, the median
+#: across repetitions (robust to one noisy repetition), at most the threshold
+DEFAULT_QUERY_AGGREGATION = "mean"
+DEFAULT_REPETITION_AGGREGATION = "median"
+
 
 def validate_generic(properties: Mapping[str, Any]) -> None:
+    external_slo.check_url(properties)
     sli = properties.get("sli")
     if not isinstance(sli, str) or not sli:
+        if properties.get("promQLQuery"):
+            raise ValueError("promQLQuery: bench samples its SLIs itself and runs no PromQL query; name the SLI "
+                             "with sli (lag, dropped-records, latency-p99, ...)")
         raise ValueError(f"sli: {sli!r} is not an SLI name (required, e.g. lag or dropped-records)")
-    slo_math.check_aggregation("repetitionAggregation", properties.get("repetitionAggregation", "mean"))
-    slo_math.check_aggregation("aggregation", properties.get("aggregation", "median"), allow_trend=False)
+    if "aggregation" in properties:
+        raise ValueError("aggregation: not a property of the generic SLO; queryAggregation aggregates within a "
+                         "repetition, repetitionAggregation across repetitions")
+    slo_math.check_reference_aggregation(
+        "queryAggregation", properties.get("queryAggregation", DEFAULT_QUERY_AGGREGATION), within=True)
+    slo_math.check_reference_aggregation(
+        "repetitionAggregation", properties.get("repetitionAggregation", DEFAULT_REPETITION_AGGREGATION),
+        within=False)
     operator = properties.get("operator", "lte")
     if operator not in slo_math.OPERATORS:
         raise ValueError(f"operator: {operator!r} is not one of {', '.join(slo_math.OPERATORS)}")
-    key = slo_math.exclusive(properties, GENERIC_THRESHOLDS)
+    key = slo_math.reference_threshold_key(properties, GENERIC_THRESHOLDS)
     if key is None:
         raise ValueError(f"threshold: required, give one of {', '.join(GENERIC_THRESHOLDS)}")
-    slo_math.number(properties, key)
+    if key == "thresholdFromExpression":
+        slo_math.evaluate_expression(str(properties[key]), load=1.0, resources=1.0)
+    else:
+        slo_math.number(properties, key)
 
 
 def _generic_threshold(ctx: SloContext) -> float:
     """The one place the generic SLO's threshold comes from, for its verdict and its
     early decision alike."""
-    return slo_math.resolve_threshold(ctx.properties, GENERIC_THRESHOLDS, ctx.load_rate, ctx.resources)
+    props = ctx.properties
+    if slo_math.reference_threshold_key(props, GENERIC_THRESHOLDS) == "thresholdRelToRate":
+        return slo_math.resolve_threshold(props, ("thresholdRelToRate",), ctx.load_rate, ctx.resources,
+                                          rate_key="thresholdRelToRate")
+    return slo_math.reference_threshold(props, ctx.load, ctx.resources)
 
 
 def check_generic(series: list[Series], ctx: SloContext) -> SloVerdict:
-    """Aggregate per repetition, then across repetitions, then compare."""
+    """The reference's generic SLO: each repetition's samples after the warm-up
+    aggregated with ``queryAggregation``, those values across repetitions with
+    ``repetitionAggregation``, the result compared with the threshold by ``operator``."""
     props = ctx.properties
     try:
         validate_generic(props)
-        per_rep = str(props.get("repetitionAggregation", "mean"))
-        across = str(props.get("aggregation", "median"))
+        within = str(props.get("queryAggregation", DEFAULT_QUERY_AGGREGATION))
+        across = str(props.get("repetitionAggregation", DEFAULT_REPETITION_AGGREGATION))
         operator = str(props.get("operator", "lte"))
         threshold = _generic_threshold(ctx)
-        samples = slo_math.prepare_all(series, ctx.warmup)
+        external = external_slo.external_url(props)
+        if external is not None:
+            return external_slo.external_verdict(external, series, external_slo.metadata(
+                props, threshold, ctx.warmup, ("queryAggregation", "repetitionAggregation", "operator")))
+        if not series:
+            raise slo_math.InsufficientData("no series (no repetition produced this SLI)")
+        need = slo_math.MIN_SAMPLES if within == "trend" else 1
+        samples = [slo_math.after_warmup(s, ctx.warmup) for s in series]
+        for i, (t, _) in enumerate(samples):
+            if t.size < need:
+                raise slo_math.InsufficientData(
+                    f"repetition {i}: {t.size} usable sample(s) after a {ctx.warmup:g} s warm-up, need {need}")
+        values = [slo_math.reference_aggregate(v, within, t) for t, v in samples]
+        result = slo_math.reference_aggregate(values, across)
     except ValueError as exc:
         return _failed(str(exc), sli=props.get("sli"))
-    values = [slo_math.aggregate(v, per_rep, t) for t, v in samples]
-    result = slo_math.aggregate(np.asarray(values), across)
     details: dict[str, Any] = {
         "sli": props["sli"],
-        "repetitionAggregation": per_rep,
-        "aggregation": across,
+        "queryAggregation": within,
+        "repetitionAggregation": across,
         "operator": operator,
         "values": values,
         "aggregate": result,
         "threshold": threshold,
         "samples": [int(t.size) for t, _ in samples],
     }
-    if per_rep == "trend":
+    if within == "trend":
         # Named as every trend SLO names them, so that plots draw the trend lines of all.
         details["slopes"] = values
         details["intercepts"] = [slo_math.slope(t, v)[1] for t, v in samples]
@@ -82,11 +120,13 @@ def check_generic(series: list[Series], ctx: SloContext) -> SloVerdict:
 
 
 def decide_generic_early(series: Series, ctx: SloContext) -> EarlyDecision:
-    """Only a per-repetition trend has a rule for an early decision; a mean, a
+    """Only a trend per repetition has a rule for an early decision; a mean, a
     percentile, ... of the samples so far says nothing sure about the full series."""
     props = ctx.properties
-    if props.get("repetitionAggregation") != "trend":
-        return EarlyDecision(None, "SLO type 'generic' cannot stop early unless repetitionAggregation is trend")
+    if external_slo.external_url(props) is not None:
+        return EarlyDecision(None, "an external SLO checker decides this SLO once every repetition ran")
+    if props.get("queryAggregation") != "trend":
+        return EarlyDecision(None, "SLO type 'generic' cannot stop early unless queryAggregation is trend")
     try:
         threshold = _generic_threshold(ctx)
     except ValueError as exc:
@@ -97,13 +137,14 @@ def decide_generic_early(series: Series, ctx: SloContext) -> EarlyDecision:
 def generic_takes_cli_threshold(properties: Mapping[str, Any]) -> bool:
     """A generic SLO on the lag's trend bounds the lag's growth in records/s, which is what
     ``--threshold`` sets."""
-    return properties.get("sli") == "lag" and properties.get("repetitionAggregation") == "trend"
+    return properties.get("sli") == "lag" and properties.get("queryAggregation") == "trend"
 
 
 def generic_is_trend(properties: Mapping[str, Any]) -> bool:
     """The offline analysis re-evaluates a median of the lag's slopes strictly below a
     threshold; a generic SLO is that exactly when its properties say so."""
-    return (generic_takes_cli_threshold(properties) and properties.get("aggregation", "median") == "median"
+    return (generic_takes_cli_threshold(properties)
+            and properties.get("repetitionAggregation", DEFAULT_REPETITION_AGGREGATION) == "median"
             and properties.get("operator", "lte") == "lt")
 
 
@@ -177,9 +218,12 @@ def validate_latency(properties: Mapping[str, Any]) -> None:
     if properties.get("threshold") is None:
         raise ValueError("threshold: required, the latency bound in milliseconds (e.g. 2000)")
     slo_math.number(properties, "threshold", minimum=0.0)
+    if "aggregation" in properties:
+        raise ValueError("aggregation: not a property of the latency SLO; queryAggregation aggregates within a "
+                         "repetition, repetitionAggregation across repetitions")
+    slo_math.check_aggregation("queryAggregation", properties.get("queryAggregation", "median"), allow_trend=False)
     slo_math.check_aggregation("repetitionAggregation", properties.get("repetitionAggregation", "median"),
                                allow_trend=False)
-    slo_math.check_aggregation("aggregation", properties.get("aggregation", "median"), allow_trend=False)
 
 
 def check_latency(series: list[Series], ctx: SloContext) -> SloVerdict:
@@ -187,18 +231,19 @@ def check_latency(series: list[Series], ctx: SloContext) -> SloVerdict:
 
     The SLI has one value per sample interval (that interval's pNN over its output
     records; NaN where nothing was written). Per repetition the values after the
-    warm-up are aggregated with ``repetitionAggregation`` (default median: one slow
+    warm-up are aggregated with ``queryAggregation`` (default median: one slow
     interval on a shared machine should not fail a SUT that keeps up, while a SUT that
     falls behind has latencies that grow in every interval), then across repetitions
-    with ``aggregation`` (default median, as for a trend). A repetition without any
+    with ``repetitionAggregation`` (default median, as for a trend), the two keys
+    meaning what they mean in the reference's generic SLO. A repetition without any
     output after the warm-up fails: results that never came are not on time.
     """
     props = ctx.properties
     try:
         validate_latency(props)
         threshold = float(props["threshold"])
-        per_rep = str(props.get("repetitionAggregation", "median"))
-        across = str(props.get("aggregation", "median"))
+        per_rep = str(props.get("queryAggregation", "median"))
+        across = str(props.get("repetitionAggregation", "median"))
         if not series:
             raise slo_math.InsufficientData("no series (no repetition produced this SLI)")
         samples = [slo_math.after_warmup(s, ctx.warmup) for s in series]
@@ -211,8 +256,8 @@ def check_latency(series: list[Series], ctx: SloContext) -> SloVerdict:
     result = slo_math.aggregate(np.asarray(values), across)
     details: dict[str, Any] = {
         "sli": latency_sli(props),
-        "repetitionAggregation": per_rep,
-        "aggregation": across,
+        "queryAggregation": per_rep,
+        "repetitionAggregation": across,
         "operator": "lt",
         "values": values,
         "aggregate": result,
@@ -226,9 +271,10 @@ def check_latency(series: list[Series], ctx: SloContext) -> SloVerdict:
 SLO_TYPES = (
     SloType(
         "generic",
-        "any SLI (property sli), aggregated per repetition (mean|median|max|min|pNN|trend) and "
-        "across repetitions, compared (lt|lte|gt|gte) with a threshold (absolute, "
-        "thresholdRelToLoad or thresholdRelToResources)",
+        "the reference's generic SLO on any SLI (property sli): queryAggregation within each repetition "
+        "(mean|median|mode|sum|count|max|min|std|var|skew|kurt|first|last|trend|pNN), repetitionAggregation "
+        "across them, compared (lt|lte|gt|gte) with threshold, thresholdRelToLoad (x load value), "
+        "thresholdRelToResources, thresholdFromExpression (L, R) or thresholdRelToRate (x records/s)",
         check_generic,
         sli=None,
         validate=validate_generic,
@@ -248,7 +294,7 @@ SLO_TYPES = (
         "latency",
         "event-time latency of the output (broker append time minus the result's latest event time): "
         "its pNN per sample interval (percentile 50|95|99|max, default 99) aggregated per repetition "
-        "(repetitionAggregation, default median) and across them (aggregation, default median) stays "
+        "(queryAggregation, default median) and across them (repetitionAggregation, default median) stays "
         "below threshold milliseconds",
         check_latency,
         sli=None,
@@ -260,5 +306,5 @@ SLO_TYPES = (
 
 @hookimpl
 def bench_register_slos(register: Registrar) -> None:
-    for slo in SLO_TYPES:
+    for slo in (*SLO_TYPES, *REFERENCE_SLO_TYPES):
         register.slo(slo)

@@ -24,6 +24,8 @@ from bench.api import (
 )
 from bench.services import trend_decision
 
+from bench_slo_lag_trend.reference import REFERENCE_LAG_TRENDS
+
 THRESHOLDS = ("threshold", "thresholdRelToLoad")
 DEFAULT_THRESHOLD = 2000.0
 
@@ -92,3 +94,5 @@ LAG_TREND = SloType(
 @hookimpl
 def bench_register_slos(register: Registrar) -> None:
     register.slo(LAG_TREND)
+    for slo in REFERENCE_LAG_TRENDS:
+        register.slo(slo)

@@ -1,0 +1,103 @@
+"""The reference's dropped-records SLO types, under the reference's names.
+
+``dropped records``: the counter of records a window operator dropped (the SLI
+``dropped-records``) stays strictly below ``threshold`` at every sample after the
+warm-up, in every repetition: the reference's checker takes the maximum over all
+samples of all repetitions and passes when it is ``< threshold``. The threshold is any
+of the reference's forms (``threshold``, ``thresholdRelToLoad`` x the load value,
+``thresholdRelToResources``, ``thresholdFromExpression``), taken in its order.
+``dropped records ratio``: the same with threshold = ``ratio`` x the load value.
+
+bench's own ``dropped-records`` type, a ratio of the generated records, stays as it is.
+An SLO naming an external checker gets that checker's verdict (:mod:`bench.external_slo`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bench import external_slo, slo_math
+from bench.api import Series, SloContext, SloType, SloVerdict
+
+DROPPED_SLI = "dropped-records"
+
+
+def validate_dropped_records(properties: Mapping[str, Any]) -> None:
+    external_slo.check_url(properties)
+    key = slo_math.reference_threshold_key(properties)
+    if key is None:
+        raise ValueError(f"threshold: required, give one of {', '.join(slo_math.REFERENCE_THRESHOLDS)}")
+    if key == "thresholdFromExpression":
+        slo_math.evaluate_expression(str(properties[key]), load=1.0, resources=1.0)
+    else:
+        slo_math.number(properties, key)
+
+
+def validate_dropped_ratio(properties: Mapping[str, Any]) -> None:
+    external_slo.check_url(properties)
+    if properties.get("ratio") is None:
+        raise ValueError("ratio: required, the dropped records allowed per unit of load (e.g. 0.01)")
+    slo_math.number(properties, "ratio", minimum=0.0)
+
+
+def _ratio_threshold(ctx: SloContext) -> float:
+    ratio = slo_math.number(ctx.properties, "ratio", minimum=0.0)
+    assert ratio is not None
+    return ratio * ctx.load
+
+
+def _check(series: list[Series], ctx: SloContext, threshold: float) -> SloVerdict:
+    external = external_slo.external_url(ctx.properties)
+    if external is not None:
+        return external_slo.external_verdict(
+            external, series, external_slo.metadata(ctx.properties, threshold, ctx.warmup))
+    if not series:
+        return SloVerdict(False, {"error": "no series (no repetition produced this SLI)", "threshold": threshold})
+    maxima = []
+    for i, s in enumerate(series):
+        _, values = slo_math.after_warmup(s, ctx.warmup)
+        if values.size == 0:
+            return SloVerdict(False, {"error": f"repetition {i}: no sample after a {ctx.warmup:g} s warm-up",
+                                      "threshold": threshold})
+        maxima.append(float(values.max()))
+    worst = max(maxima)
+    return SloVerdict(worst < threshold, {"sli": DROPPED_SLI, "max": maxima, "aggregate": worst,
+                                          "operator": "lt", "threshold": threshold})
+
+
+def check_dropped_records(series: list[Series], ctx: SloContext) -> SloVerdict:
+    try:
+        validate_dropped_records(ctx.properties)
+        threshold = slo_math.reference_threshold(ctx.properties, ctx.load, ctx.resources)
+    except ValueError as exc:
+        return SloVerdict(False, {"error": str(exc)})
+    return _check(series, ctx, threshold)
+
+
+def check_dropped_ratio(series: list[Series], ctx: SloContext) -> SloVerdict:
+    try:
+        validate_dropped_ratio(ctx.properties)
+        threshold = _ratio_threshold(ctx)
+    except ValueError as exc:
+        return SloVerdict(False, {"error": str(exc)})
+    return _check(series, ctx, threshold)
+
+
+REFERENCE_SLO_TYPES = (
+    SloType(
+        "dropped records",
+        "the reference's SLO: the dropped-records counter stays below threshold (or thresholdRelToLoad x load "
+        "value, thresholdRelToResources, thresholdFromExpression) at every sample after the warm-up",
+        check_dropped_records,
+        sli=DROPPED_SLI,
+        validate=validate_dropped_records,
+    ),
+    SloType(
+        "dropped records ratio",
+        "the reference's SLO: the dropped-records counter stays below ratio x load value after the warm-up",
+        check_dropped_ratio,
+        sli=DROPPED_SLI,
+        validate=validate_dropped_ratio,
+    ),
+)
