@@ -146,7 +146,8 @@ def cli() -> None:
 @click.option("--lower-bound/--no-lower-bound", default=None,
               help="Skip resources below the demand of a smaller load (default on).")
 @click.option("--metric", type=click.Choice(["demand", "capacity"]), help="What to find (default demand).")
-@click.option("--threshold", type=float, metavar="X", help="Threshold of the trend SLOs (those whose type takes_cli_threshold) in records/s (absolute).")
+@click.option("--threshold", type=float, metavar="X",
+              help="Threshold of the trend SLOs (those whose type takes_cli_threshold) in records/s (absolute).")
 @click.option("--threshold-rel-to-load", type=float, metavar="X",
               help="Threshold of the trend SLOs (those whose type takes_cli_threshold) as a fraction of the "
                    "load's records/s (e.g. 0.01).")
@@ -275,6 +276,8 @@ def validate(file: str, benchmark_file: str | None) -> None:
     try:
         message = validate_file(_registry(), Path(file), Path(benchmark_file) if benchmark_file else None)
     except UserError as exc:
+        if str(file) in str(exc):  # the message names the file already
+            raise
         raise UserError(f"{file}: {exc}") from exc
     click.echo(message)
 

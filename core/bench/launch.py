@@ -9,31 +9,43 @@ user-interface concerns. Platforms are asked through their declared contract
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
-import math
 import shlex
-import socket
 import sys
-import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from bench import bounds
 from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.engine import Engine, RunConfig, RunOutcome, build_objects
+from bench.errors import UserError
+from bench.files import FileError, load_yaml
+from bench.launch_checks import (
+    check_bootstrap_servers,
+    check_job_script,
+    check_object_names,
+    check_options,
+    check_port_free,
+    check_record_template,
+    check_results_dir,
+    check_resume,
+    parse_spark_conf,
+    probe_kafka,
+)
 from bench.model import (
     Benchmark,
     ConfigError,
     Execution,
     declared_params,
     kind_of,
-    load_yaml,
     parse_benchmark,
     parse_execution,
     validate_benchmark,
@@ -108,7 +120,7 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
     doc["load"] = {**doc.get("load", {}), "loadType": bench.loadTypes[0].typeName}
     doc["resources"] = {**doc.get("resources", {}), "resourceType": bench.resourceTypes[0].typeName}
     if opts.get("execution_file"):
-        raw = load_yaml(opts["execution_file"])
+        raw = load_yaml(opts["execution_file"], "--execution")
         if isinstance(raw, dict) and isinstance(raw.get("spec"), dict):
             name = (raw.get("metadata") or {}).get("name")
             raw = {**raw["spec"], **({"name": name} if name else {})}
@@ -160,42 +172,6 @@ def _strip_threshold_conflicts(bench: Benchmark, doc: dict[str, Any]) -> None:
                         slo.properties.pop(key, None)
 
 
-def _positive(name: str, value: float | None, *, zero: bool = False, unit: str = "") -> None:
-    if value is None:
-        return
-    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
-        kind = "a non-negative" if zero else "a positive"
-        raise ConfigError(f"--{name} {value:g}: must be {kind} number{unit}")
-
-
-def check_options(opts: dict[str, Any]) -> None:
-    """Signs and ranges of the numeric options, named as the user typed them; their
-    order (warmup < duration, two samples per repetition) is the model's to check."""
-    _positive("threshold", opts.get("threshold"), unit=" of records/s")
-    _positive("threshold-rel-to-load", opts.get("threshold_rel_to_load"), unit=" (a fraction of the load)")
-    if (opts.get("threshold_rel_to_load") or 0) > 1:
-        raise ConfigError(f"--threshold-rel-to-load {opts['threshold_rel_to_load']:g}: must be at most 1 "
-                          "(a lag growing as fast as the load means nothing is processed)")
-    _positive("trigger", opts.get("trigger_seconds"), zero=True, unit=" of seconds")
-    _positive("sample-interval", opts.get("sample_interval"), unit=" of seconds")
-    _positive("duration", opts.get("duration"), unit=" of seconds")
-    _positive("warmup", opts.get("warmup"), zero=True, unit=" of seconds")
-    if opts.get("repetitions") is not None and opts["repetitions"] < 1:
-        raise ConfigError(f"--repetitions {opts['repetitions']}: must be at least 1")
-    port = opts.get("metrics_port")
-    if port is not None and not 1 <= port <= 65535:
-        raise ConfigError(f"--metrics-port {port}: must be a port number from 1 to 65535")
-    if opts.get("bootstrap_servers"):
-        check_bootstrap_servers(str(opts["bootstrap_servers"]))
-
-
-def check_bootstrap_servers(servers: str) -> None:
-    for server in servers.split(","):
-        host, sep, port = server.strip().rpartition(":")
-        if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise ConfigError(f"--bootstrap-servers {servers}: {server.strip()!r} is not HOST:PORT")
-
-
 def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
     """``--plugin NAME``, or the built-in ``job`` use case for ``--job PATH.py``."""
     if opts.get("job"):
@@ -210,19 +186,6 @@ def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
     return find_use_case(registry, opts["plugin"])
 
 
-def parse_spark_conf(items: Iterable[str]) -> dict[str, str]:
-    """``--conf KEY=VALUE`` pairs, kept as strings as Spark reads them."""
-    conf: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--conf {item!r}: expected KEY=VALUE, e.g. spark.sql.shuffle.partitions=8")
-        if not key.strip().startswith("spark."):
-            raise ConfigError(f"--conf {item}: Spark reads only keys that start with 'spark.'")
-        conf[key.strip()] = value.strip()
-    return conf
-
-
 def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     """The run that ``opts`` ask for, with every default applied and every value checked
     against the use case, its plugins and the deployment; nothing is started and the
@@ -234,17 +197,25 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if use_case.generator not in registry.generators:
         raise ConfigError(f"use case {use_case.name}: its generator {use_case.generator!r} is not registered"
                           f"{registry.excluded_note()}")
-    bench_doc = load_yaml(opts["benchmark_file"]) if opts.get("benchmark_file") else use_case.default_benchmark()
-    bench = parse_benchmark(bench_doc)
-    validate_benchmark(bench, registry)
-    doc = _execution_doc(registry, bench, opts)
-    _strip_threshold_conflicts(bench, doc)
-    execution = parse_execution(doc)
-    validate_execution(execution, bench, registry)
+    bench_file = opts.get("benchmark_file")
+    with _from_file("--benchmark", bench_file):
+        bench = parse_benchmark(load_yaml(bench_file, "--benchmark") if bench_file else use_case.default_benchmark())
+        validate_benchmark(bench, registry)
+        check_object_names(bench.sut.resources + bench.loadGenerator.resources, "benchmark.resources")
+        if bench.kafkaConfig.bootstrapServer:
+            check_bootstrap_servers(bench.kafkaConfig.bootstrapServer, "benchmark.kafkaConfig.bootstrapServer")
+    with _from_file("--execution", opts.get("execution_file"), opts):
+        doc = _execution_doc(registry, bench, opts)
+        _strip_threshold_conflicts(bench, doc)
+        execution = parse_execution(doc)
+        validate_execution(execution, bench, registry)
     ptype = platform_type(registry, opts.get("platform_name") or DEFAULT_PLATFORM)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
     params = parse_sets(opts.get("sets") or ())
+    if opts.get("record_template"):
+        check_record_template(str(opts["record_template"]))
     if opts.get("job"):
+        check_job_script(str(opts["job"]), imports=False)
         from bench.builtin.job import job_params
 
         params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
@@ -271,10 +242,12 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     try:
         validate_deployment_paths(build_objects(registry, bench, execution, plain, loads[0], resources[0]),
                                   params, declared, complete)
+        bounds.check_sets(params)
         for load, res in itertools.product(loads, resources):
-            build_objects(registry, bench, execution, params, load, res)
+            objects = build_objects(registry, bench, execution, params, load, res)
+            bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        if isinstance(exc, ConfigError):
+        if isinstance(exc, UserError):
             raise
         raise ConfigError(f"patching the deployment failed: {exc}") from None
     return PreparedRun(use_case, bench, execution, params, options, security)
@@ -286,40 +259,51 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     results folder, a free metrics port, what the platform checks: Java, a kubeconfig).
     ``--dry-run`` needs none of those."""
     prepared = resolve_run(registry, opts)
+    install_kafka_security(prepared.kafka_security)  # every client and child; --dry-run renders references to it
     if opts.get("dry_run"):
         return prepared
-    install_kafka_security(prepared.kafka_security)  # every client of this process and its children
     options = prepared.platform_options
     run_check(registry.platforms[options["platform"]].check_host, options, prepared.use_case)
-    check_results_dir(Path(opts.get("results_dir") or "results"))
+    results_dir = Path(opts.get("results_dir") or "results")
+    if opts.get("resume"):
+        check_resume(results_dir)
+    if registry.platforms[options["platform"]].capabilities.local_job:  # the SUT runs on this machine
+        ex = prepared.execution
+        bounds.check_host_slots(build_objects(registry, prepared.benchmark, ex, prepared.params, ex.load.loadValues[0],
+                                              ex.resources.resourceValues[-1]), "--resources")
+    if opts.get("job"):
+        check_job_script(str(opts["job"]))
+    if options.get("bootstrap_servers"):
+        probe_kafka(str(options["bootstrap_servers"]))
+    check_results_dir(results_dir)
     if options.get("metrics_port"):
         check_port_free(int(options["metrics_port"]))
     return prepared
 
 
-def check_results_dir(path: Path) -> None:
-    """The results folder exists or can be made, and takes a file: found now rather than
-    when the first experiment's results are written."""
+#: execution keys an option sets, shown as the option when an error names them
+_OPTION_KEYS = {"execution.load.loadValues": ("loads", "--loads"),
+                "execution.resources.resourceValues": ("resources", "--resources"),
+                "execution.load.loadType": ("load_type", "--load-type"),
+                "execution.resources.resourceType": ("resource_type", "--resource-type")}
+
+
+@contextlib.contextmanager
+def _from_file(flag: str, path: str | None, opts: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """An error about a value read from a file names the file first (the model only knows
+    the key); one about an option's value names the option instead."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".bench-write-check-"):
-            pass
-    except FileExistsError:
-        raise ConfigError(f"--results {path}: exists and is not a folder") from None
-    except OSError as exc:
-        raise ConfigError(f"--results {path}: cannot write there: {exc.strerror or exc}") from None
-
-
-def check_port_free(port: int) -> None:
-    """The metrics exporter binds 127.0.0.1:port only after the broker started; a port
-    in use would end the run there, so it is tried now (with SO_REUSEADDR, as the
-    exporter's HTTP server binds)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError as exc:
-            raise ConfigError(f"--metrics-port {port}: cannot listen there: {exc.strerror or exc}") from None
+        yield
+    except UserError as exc:
+        if isinstance(exc, FileError):  # names its file already
+            raise
+        message = str(exc)
+        for key, (option, shown) in _OPTION_KEYS.items():
+            if opts is not None and opts.get(option) and message.startswith((key + " ", key + ":")):
+                raise ConfigError(shown + message[len(key):]) from None
+        if path is None or message.startswith("--") or str(path) in message:
+            raise
+        raise ConfigError(f"{flag} {path}: {message}") from None
 
 
 class Progress:
@@ -429,7 +413,7 @@ def validate_file(registry: Registry, path: Path, benchmark_path: Path | None) -
         return f"{path}: valid benchmark {bench.name!r} (use case {bench.useCase})"
     body = doc.get("spec", doc) if isinstance(doc, dict) and isinstance(doc.get("spec"), dict) else doc
     if benchmark_path is not None:
-        bench = parse_benchmark(load_yaml(benchmark_path))
+        bench = parse_benchmark(load_yaml(benchmark_path, "--benchmark"))
     elif isinstance(body, dict) and isinstance(body.get("benchmark"), str):
         bench = parse_benchmark(find_use_case(registry, body["benchmark"]).default_benchmark())
     else:

@@ -347,6 +347,8 @@ def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
             raise ConfigError(f"benchmark.slos[{i}].name: {slo.name!r} is used twice")
         seen.add(slo.name)
         _validate_slo_props(f"benchmark.slos[{i}].properties", registry, slo.sloType, slo.properties)
+    from bench.bounds import check_benchmark  # sane bounds of every number (docs/bounds.md)
+    check_benchmark(bench, registry)
 
 
 def _selects(resource: str, bench: Benchmark) -> bool:
@@ -395,6 +397,8 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             raise _one_of(
                 f"execution.configOverrides[{i}].patcher.type", config_override.patcher.type, registry.patchers
             )
+    from bench.bounds import check_execution  # sane bounds of every number (docs/bounds.md)
+    check_execution(execution, bench, registry)
 
 
 def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
