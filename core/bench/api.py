@@ -376,7 +376,9 @@ class PatcherType:
 
 #: Runs one SLO experiment (all repetitions) for (load, resources) and says whether
 #: every SLO held. Results are cached by the engine, so asking twice is free.
-ExperimentRunner = Callable[[float, float], Awaitable[bool]]
+#: run(load, resources): True passed, False failed, None no verdict (the experiment
+#: ended in error after its retries; a strategy must not read it as a failure)
+ExperimentRunner = Callable[[float, float], Awaitable[bool | None]]
 
 
 @dataclass

@@ -13,6 +13,14 @@ finders, one per goal.
 
 Every search memoises its verdicts, so no pair is ever run twice within one search
 even if two phases (e.g. the downward and upward walks of initial-guess) meet.
+
+Errors are not failures. An experiment that ended in ``error`` (the runner answers
+None: no verdict after its retries) says nothing about the SUT, so no strategy
+concludes "needs more" from it: linear and full walks go on past it, binary search
+drops the index from its range instead of cutting the range at it, initial-guess
+walks on as if it were absent, and the lower bound of the next load (demand) starts
+at the lowest errored resource amount below the demand found, not at the demand. The
+table marks every entry an error could change as undecided (:mod:`bench.tables`).
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ from dataclasses import dataclass
 
 from bench.api import ExperimentRunner, SearchProblem, SearchStrategy
 
-#: test(i) runs (or recalls) the experiment at inner index i.
-Test = Callable[[int], Awaitable[bool]]
+#: test(i) runs (or recalls) the experiment at inner index i: True passed, False failed,
+#: None no verdict (error).
+Test = Callable[[int], Awaitable[bool | None]]
 #: finder(test, n, start, guess) -> index among [start, n) or None.
 Finder = Callable[[Test, int, int, int], Awaitable[int | None]]
 
@@ -35,12 +44,13 @@ class _Memo:
 
     def __init__(self, run: ExperimentRunner) -> None:
         self._run = run
-        self.verdicts: dict[tuple[float, float], bool] = {}
+        self.verdicts: dict[tuple[float, float], bool | None] = {}
 
-    async def __call__(self, load: float, resources: float) -> bool:
+    async def __call__(self, load: float, resources: float) -> bool | None:
         key = (load, resources)
         if key not in self.verdicts:
-            self.verdicts[key] = bool(await self._run(load, resources))
+            verdict = await self._run(load, resources)
+            self.verdicts[key] = None if verdict is None else bool(verdict)
         return self.verdicts[key]
 
 
@@ -55,12 +65,20 @@ async def _linear_least(test: Test, n: int, start: int, guess: int) -> int | Non
 
 
 async def _binary_least(test: Test, n: int, start: int, guess: int) -> int | None:
-    """Only indices that actually passed are returned, even if monotonicity is violated."""
-    lo, hi, best = start, n, None
+    """Only indices that actually passed are returned, even if monotonicity is violated.
+
+    An errored index leaves the range (no conclusion about its neighbours is drawn from it).
+    """
+    candidates = list(range(start, n))
+    lo, hi, best = 0, len(candidates), None
     while lo < hi:
         mid = (lo + hi) // 2
-        if await test(mid):
-            best, hi = mid, mid
+        verdict = await test(candidates[mid])
+        if verdict is None:
+            del candidates[mid]
+            hi -= 1
+        elif verdict:
+            best, hi = candidates[mid], mid
         else:
             lo = mid + 1
     return best
@@ -72,18 +90,32 @@ async def _full_least(test: Test, n: int, start: int, guess: int) -> int | None:
 
 
 async def _guess_least(test: Test, n: int, start: int, guess: int) -> int | None:
-    """From the guess: walk down while passing, or up until the first pass."""
+    """From the guess: walk down while not failing, or up until the first pass (errors are walked past)."""
     if start >= n:
         return None
     i = min(max(guess, start), n - 1)
-    if await test(i):
-        while i - 1 >= start and await test(i - 1):
-            i -= 1
-        return i
+    first = await test(i)
+    if first:
+        return await _walk(test, range(i - 1, start - 1, -1), i)
     for j in range(i + 1, n):
         if await test(j):
             return j
+    if first is None:  # the guess errored: what lies below it is still open
+        for j in range(i - 1, start - 1, -1):
+            if await test(j):
+                return await _walk(test, range(j - 1, start - 1, -1), j)
     return None
+
+
+async def _walk(test: Test, indices: range, best: int) -> int:
+    """The last passing index along ``indices`` before the first failure; errors do not stop it."""
+    for j in indices:
+        verdict = await test(j)
+        if verdict is False:
+            break
+        if verdict:
+            best = j
+    return best
 
 
 # ----------------------------------------------------------------- greatest passing (capacity)
@@ -92,18 +124,25 @@ async def _guess_least(test: Test, n: int, start: int, guess: int) -> int | None
 async def _linear_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
     best = None
     for i in range(start, n):
-        if not await test(i):
+        verdict = await test(i)
+        if verdict is False:
             break
-        best = i
+        if verdict:
+            best = i
     return best
 
 
 async def _binary_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
-    lo, hi, best = start, n, None
+    candidates = list(range(start, n))
+    lo, hi, best = 0, len(candidates), None
     while lo < hi:
         mid = (lo + hi) // 2
-        if await test(mid):
-            best, lo = mid, mid + 1
+        verdict = await test(candidates[mid])
+        if verdict is None:
+            del candidates[mid]
+            hi -= 1
+        elif verdict:
+            best, lo = candidates[mid], mid + 1
         else:
             hi = mid
     return best
@@ -115,17 +154,20 @@ async def _full_greatest(test: Test, n: int, start: int, guess: int) -> int | No
 
 
 async def _guess_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
-    """From the guess: walk up while passing, or down until the first pass."""
+    """From the guess: walk up while not failing, or down until the first pass (errors are walked past)."""
     if start >= n:
         return None
     i = min(max(guess, start), n - 1)
-    if await test(i):
-        while i + 1 < n and await test(i + 1):
-            i += 1
-        return i
+    first = await test(i)
+    if first:
+        return await _walk(test, range(i + 1, n), i)
     for j in range(i - 1, start - 1, -1):
         if await test(j):
             return j
+    if first is None:  # the guess errored: what lies above it is still open
+        for j in range(i + 1, n):
+            if await test(j):
+                return await _walk(test, range(j + 1, n), j)
     return None
 
 
@@ -152,12 +194,16 @@ async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo) -> di
         # resource is the likeliest to pass, so initial-guess starts there.
         guess = previous if previous is not None else (0 if first else n - 1)
 
-        async def test(i: int, load: float = load) -> bool:
+        async def test(i: int, load: float = load) -> bool | None:
             return await run(load, resources[i])
 
         found = await find(test, n, start, guess)
         table[load] = resources[found] if found is not None else None
-        previous, first = found, False
+        # an error below the demand found leaves the demand open down to it: the next
+        # load's lower bound starts there, not at a demand an error may have raised
+        errors = [i for i in range(start, found if found is not None else n)
+                  if run.verdicts.get((load, resources[i]), False) is None]
+        previous, first = (min(errors) if errors else found), False
     return table
 
 
@@ -177,7 +223,7 @@ async def _search_capacity(problem: SearchProblem, find: Finder, run: _Memo) -> 
         start = previous if problem.lower_bound and previous is not None else 0
         guess = previous if previous is not None else 0
 
-        async def test(i: int, res: float = res) -> bool:
+        async def test(i: int, res: float = res) -> bool | None:
             return await run(loads[i], res)
 
         found = await find(test, n, start, guess)
