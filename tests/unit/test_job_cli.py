@@ -39,8 +39,8 @@ def test_job_runs_the_job_use_case_with_the_script_and_template(tmp_path: Path) 
         ({}, r"bench run needs --plugin NAME .* or --job PATH\.py"),
         ({"plugin": "uc1", "record_template": "t.json"}, "--record-template needs --job"),
         ({"job": "nope.py"}, "--job nope.py: no such file"),
-        ({"job": str(EXAMPLE), "platform_name": "kubernetes"}, "--job runs on the embedded or external platform"),
-        ({"plugin": "uc1", "conf": ["spark.x=1"], "platform_name": "kubernetes"}, "--conf: the kubernetes platform"),
+        ({"plugin": "uc1", "conf": ["spark.x=1"], "platform_name": "kubernetes", "spark_master": "spark://h:1"},
+         "--spark-master: the kubernetes platform"),
     ],
 )
 def test_job_options_refused_in_one_line(opts: dict[str, Any], message: str) -> None:

@@ -124,10 +124,13 @@ async def test_kubernetes_samples_dropped_and_malformed_records_of_the_repetitio
             'sum(lag{group="bench-sut-r1"})': 40.0,
             'sum(bench_sut_dropped_records{group="bench-sut-r1"})': 12.0,
             'sum(bench_sut_malformed_records{group="bench-sut-r1"})': 1.0,
+            'sum(bench_generator_pod_records{group="bench-sut-r1"})': 5000.0,
+            'sum(bench_generator_pod_rate{group="bench-sut-r1"})': 998.5,
         }
     )
     sample = await platform.sample(experiment())
-    assert sample.values == {"lag": 40.0, "dropped-records": 12.0, "malformed-records": 1.0}
+    assert sample.values == {"lag": 40.0, "dropped-records": 12.0, "malformed-records": 1.0,
+                             "generated-records": 5000.0, "generator-rate": 998.5}
     # the next repetition (a fresh group) reads nothing its predecessor left: gaps, not zeros
     fresh = await platform.sample(experiment("bench-sut-r2"))
     assert all(math.isnan(v) for v in fresh.values.values())

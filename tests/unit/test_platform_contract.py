@@ -48,13 +48,12 @@ def test_each_builtin_platform_declares_options_and_capabilities(registry: Regis
     ("opts", "message"),
     [
         ({"platform_name": "kubernetes", "broker": "tansu"}, "--broker: the kubernetes platform does not apply it"),
-        ({"platform_name": "kubernetes", "metrics_port": 9100}, "--metrics-port: the kubernetes platform"),
+        ({"platform_name": "kubernetes", "spark_mode": "standalone"}, "--spark-mode: the kubernetes platform"),
         ({"platform_name": "kubernetes", "spark_master": "spark://h:7077"}, "--spark-master: the kubernetes"),
         ({"platform_name": "embedded", "namespace": "bench"}, "--namespace: the embedded platform does not apply"),
         ({"platform_name": "external", "bootstrap_servers": "h:9092", "brokers": 3},
          "--brokers: the external platform does not apply it"),
-        ({"platform_name": "kubernetes", "kafka_config": ["security.protocol=SSL"]},
-         "--kafka-config: the kubernetes platform does not pass Kafka client security"),
+        ({"platform_name": "kubernetes", "brokers": 3}, "--brokers: the kubernetes platform does not apply it"),
         ({"spark_mode": "yarn"}, "--spark-mode yarn: the embedded platform takes one of local, standalone"),
         ({"platform_name": "external"}, "--platform external needs --bootstrap-servers"),
     ],
@@ -88,9 +87,18 @@ def test_a_patcher_the_platform_does_not_apply_is_refused_naming_it(
     assert line == f"execution.configOverrides[0].patcher: the embedded platform does not apply {patcher}"
 
 
-def test_job_is_refused_where_no_local_script_runs(registry: Registry) -> None:
+def test_job_and_kafka_security_are_refused_where_the_platform_cannot_pass_them(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    ptype = registry.platforms["kubernetes"]
+    monkeypatch.setattr(ptype, "capabilities",
+                        dataclasses.replace(ptype.capabilities, local_job=False, kafka_security=False))
     line = refusal(registry, plugin=None, job="examples/own_job.py", platform_name="kubernetes")
     assert "not on kubernetes" in line and "embedded or external" in line
+    line = refusal(registry, platform_name="kubernetes", kafka_config=["security.protocol=SSL"])
+    assert "--kafka-config: the kubernetes platform does not pass Kafka client security" in line
 
 
 def test_a_resource_type_outside_the_declared_ones_is_refused(

@@ -37,6 +37,9 @@ TRIGGER = PlatformOption("trigger_seconds", "Spark micro-batch trigger interval 
                          float, min=0)
 CONNECTOR = PlatformOption("connector", "Spark's Kafka I/O: native or python", "--connector",
                            choices=("native", "python"))
+SPARK_CONF = PlatformOption("spark_conf", "Spark configuration of the SUT's session", "--conf", dict)
+METRICS_PORT = PlatformOption("metrics_port", "port of the run's Prometheus metrics", "--metrics-port", int,
+                              min=1, max=65535)
 #: what the platforms that run the SUT on this machine read besides Kafka
 LOCAL_SPARK = (
     PlatformOption("spark_master", "Spark master URL instead of local Spark", "--spark-master"),
@@ -44,9 +47,8 @@ LOCAL_SPARK = (
                    "--spark-mode", choices=("local", "standalone")),
     TRIGGER,
     CONNECTOR,
-    PlatformOption("spark_conf", "Spark configuration of the SUT's session", "--conf", dict),
-    PlatformOption("metrics_port", "port of the run's Prometheus metrics", "--metrics-port", int,
-                   min=1, max=65535),
+    SPARK_CONF,
+    METRICS_PORT,
 )
 EMBEDDED_OPTIONS = (
     PlatformOption("bootstrap_servers", "Kafka to use instead of starting a broker", "--bootstrap-servers"),
@@ -62,6 +64,8 @@ KUBERNETES_OPTIONS = (
     PlatformOption("namespace", "namespace (else $BENCH_K8S_NAMESPACE or 'default')", "--namespace"),
     TRIGGER,
     CONNECTOR,
+    SPARK_CONF,
+    METRICS_PORT,
 )
 
 # --------------------------------------------------------------------------- capabilities
@@ -81,8 +85,11 @@ LOCAL_SLIS = frozenset({
 })
 LOCAL = PlatformCapabilities(slis=LOCAL_SLIS, ignored_patchers=KUBERNETES_ONLY_PATCHERS,
                              kafka_security=True, local_job=True)
-#: the SUT's dropped and malformed records only with ``prometheus_url``
-KUBERNETES = PlatformCapabilities(slis=frozenset({"lag", "dropped-records", "malformed-records"}))
+#: the SUT's dropped and malformed records and the generator pods' records and rate only
+#: with ``prometheus_url``; Kafka security reaches the pods from a Secret, ``--job`` as a ConfigMap
+KUBERNETES = PlatformCapabilities(slis=frozenset({"lag", "dropped-records", "malformed-records",
+                                                  "generated-records", "generator-rate"}),
+                                  kafka_security=True, local_job=True)
 
 # --------------------------------------------------------------------------- checks
 

@@ -6,6 +6,12 @@ The pod learns the whole workload from environment variables (set by
 share of the key space, as the reference's instances do, and hands over to
 ``bench.runtime.load.generator_main``. Instance 0 also runs the generator's ``prepare``
 step (UC4 publishes its sensor registry there).
+
+With ``BENCH_METRICS_PORT`` the pod serves what the generator reports (records sent,
+seconds, achieved and target rate; :data:`GENERATOR_METRICS`), labelled with the
+repetition's group and the instance: nobody reads a pod's stdout on Kubernetes, so
+Prometheus carries the achieved rate back to the platform, and the shortfall check
+runs there as on one machine.
 """
 
 from __future__ import annotations
@@ -20,6 +26,40 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench.api import GeneratorSpec, sensor_keys, split_keys
+
+#: what a generator pod serves (gauges labelled ``group`` and ``instance``), from the
+#: fields of its progress and report lines
+GENERATOR_METRICS = {
+    "bench_generator_pod_records": "records",
+    "bench_generator_pod_seconds": "seconds",
+    "bench_generator_pod_rate": "rate",
+    "bench_generator_pod_target_rate": "target",
+}
+
+
+def serve_progress(port: int, group: str, instance: int, serve: Any = None) -> Any:
+    """Start serving the gauges on ``port``; returns ``observe(kind, fields)``, which
+    takes each progress or report line the generator emits."""
+    from prometheus_client import CollectorRegistry, Gauge, start_http_server
+
+    registry = CollectorRegistry()
+    gauges = {name: Gauge(name, f"generator pod: {field}", ["group", "instance"], registry=registry)
+              for name, field in GENERATOR_METRICS.items()}
+    labels = {"group": group, "instance": str(instance)}
+    (serve or start_http_server)(port, addr="0.0.0.0", registry=registry)  # noqa: S104 - scraped from the pod's IP
+
+    def observe(kind: str, fields: Mapping[str, Any]) -> None:
+        if kind not in ("progress", "report"):
+            return
+        values = dict(fields)
+        if kind == "report":  # the final numbers: target and achieved as the engine reads them
+            values = {"records": fields.get("records"), "seconds": fields.get("seconds"),
+                      "rate": fields.get("achieved_rate"), "target": fields.get("target_rate")}
+        for name, field in GENERATOR_METRICS.items():
+            if values.get(field) is not None:
+                gauges[name].labels(**labels).set(float(values[field]))
+
+    return observe
 
 
 def instance_index(env: Mapping[str, str]) -> int:
@@ -69,6 +109,15 @@ def main() -> int:
             await prepare(GeneratorSpec(**fields))
 
         asyncio.run(run_prepare())
+    if env.get("BENCH_METRICS_PORT"):
+        observe = serve_progress(int(env["BENCH_METRICS_PORT"]), env.get("BENCH_GROUP", ""), instance_index(env))
+        emit = generator_main.emit
+
+        def emit_and_serve(kind: str, **fields: Any) -> None:
+            emit(kind, **fields)
+            observe(kind, fields)
+
+        generator_main.emit = emit_and_serve  # type: ignore[assignment]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(raw, fh)
     return generator_main.main([fh.name])

@@ -1,4 +1,4 @@
-"""Default Kubernetes manifests for the embedded platform's kinds, and readiness rules.
+"""Default Kubernetes manifests for the embedded platform's kinds.
 
 A benchmark written for the embedded platform describes its SUT as ``BenchSut``
 (replicas = Spark instances, params) and its load as ``BenchGenerator`` (sensors,
@@ -17,103 +17,55 @@ replicas, periodMs, params). On Kubernetes these become:
   A StatefulSet rather than a Deployment because each instance must know its ordinal
   to take its own contiguous key range, as the reference's instances do.
 
+Kafka client security reaches every pod from a Secret and an own job's script from a
+ConfigMap (:mod:`bench.k8s.secrets`). Generator pods serve their records and rates on
+port ``metrics`` (option generator_metrics_port, 9405), as the driver serves its
+counters, so that Prometheus gives their achieved rate back to the shortfall check.
+
 Everything else in a benchmark is applied as written. Every object gets the labels
 ``app.kubernetes.io/managed-by: bench`` and ``bench/experiment`` and an annotation
 ``bench/role`` (sut|generator) that decides when it is started and stopped.
 
-Every pod rendered here runs locked down (the Pod Security Standard "restricted"):
-non-root (uid ``run_as_user``, the ``spark`` user of deploy/Dockerfile), no privilege
-escalation, all capabilities dropped, the runtime's default seccomp profile. A benchmark
-needs none of these privileges, and a cluster that enforces "restricted" must not
-reject its pods. SUT and generator pods get no service-account token
-(``automountServiceAccountToken: false``): they never call the API server, so a token
-would only be something to steal. The one exception is the Spark operator's driver: it
-creates its executor pods through the API, with ``spark_service_account``.
+Every pod runs with the restricted profile (:mod:`bench.k8s.pods`). SUT and generator
+pods get no service-account token (``automountServiceAccountToken: false``): they never
+call the API server, so a token would only be something to steal. The one exception is
+the Spark operator's driver: it creates its executor pods through the API, with
+``spark_service_account``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bench.api import Manifest
-from bench.errors import UserError
+from bench.k8s.options import DEFAULTS, option
+from bench.k8s.pods import (
+    METRICS_LABEL,
+    container,
+    container_security_context,
+    env_list,
+    metrics_annotations,
+    metrics_port,
+    pod_security_context,
+    pod_spec,
+    resources_of,
+)
+from bench.k8s.readiness import ObjectFailed, is_ready
+from bench.k8s.secrets import JOB_DIR, job_config_map, kafka_env, kafka_volume
 from bench.platforms.base import ExperimentSpec
+
+__all__ = ["DEFAULTS", "ObjectFailed", "is_ready", "option", "render_manifests"]
 
 ROLE = "bench/role"
 EXPERIMENT_LABEL = "bench/experiment"
 MANAGED = {"app.kubernetes.io/managed-by": "bench"}
 SPEC_DIR = "/etc/bench"
 SPARK_DRIVER_FILE = "local:///opt/bench/spark_driver.py"
-
-DEFAULTS: dict[str, Any] = {
-    "namespace": "default",
-    "image": "ghcr.io/example/bench:latest",
-    "image_pull_policy": "IfNotPresent",
-    "sut_mode": "spark-operator",
-    "kafka_bootstrap": "my-cluster-kafka-bootstrap:9092",
-    "spark_version": "4.0.1",
-    "spark_service_account": "bench-spark",
-    "executor_cores": 1,
-    "executor_memory": "1g",
-    "driver_memory": "1g",
-    "trigger_seconds": None,
-    "connector": "python",
-    "run_as_user": 185,
-    "sut_metrics_port": 9404,
-}
-#: what Prometheus scrapes: pods with this label, port ``metrics`` (deploy/podmonitor.yaml),
-#: or the prometheus.io annotations of the kubernetes-pods scrape convention
-METRICS_LABEL = {"bench/metrics": "true"}
-
-
-def option(options: Mapping[str, Any] | None, key: str) -> Any:
-    """A platform option: given options, else ``BENCH_K8S_<KEY>`` from the environment
-    (so the CLI needs no flag per option), else the default."""
-    value = (options or {}).get(key)
-    if value is None and key == "kafka_bootstrap":
-        value = (options or {}).get("bootstrap_servers")
-    if value is None:
-        value = os.environ.get(f"BENCH_K8S_{key.upper()}")
-    return DEFAULTS.get(key) if value is None else value
-
-
-def pod_security_context(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The pod-level half of the restricted profile (see the module docstring)."""
-    return {
-        "runAsNonRoot": True,
-        "runAsUser": int(option(options, "run_as_user")),
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-
-
-def container_security_context(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The container-level half; it repeats non-root and seccomp because the Spark
-    operator copies only container contexts into executor pods on some versions."""
-    return {
-        "runAsNonRoot": True,
-        "runAsUser": int(option(options, "run_as_user")),
-        "allowPrivilegeEscalation": False,
-        "capabilities": {"drop": ["ALL"]},
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-
-
-def _pod_spec(options: Mapping[str, Any] | None, containers: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    """A pod template's spec with the restricted profile and no service-account token."""
-    for container in containers:
-        container["securityContext"] = container_security_context(options)
-    return {
-        "automountServiceAccountToken": False,
-        "securityContext": pod_security_context(options),
-        **extra,
-        "containers": containers,
-    }
 
 
 def dns_name(*parts: str) -> str:
@@ -158,14 +110,6 @@ def _spec_config_map(name: str, payload: Mapping[str, Any]) -> Manifest:
     }
 
 
-def _env_list(env: Mapping[str, Any] | None) -> list[dict[str, str]]:
-    return [{"name": str(k), "value": str(v)} for k, v in (env or {}).items()]
-
-
-def _resources(spec: Mapping[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy(dict(spec.get("resources") or {}))
-
-
 def executor_shape(body: Mapping[str, Any], options: Mapping[str, Any] | None) -> tuple[int, str]:
     """Cores and memory of one SUT instance (executor): the BenchSut's
     ``coresPerInstance`` / ``memoryPerInstanceMb`` (the CoresPerInstance and
@@ -184,12 +128,22 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
     standalone = option(options, "sut_mode") == "standalone"
     master = f"spark://{base}-master:7077" if standalone else None
     cores, memory = executor_shape(body, options)
+    params = {**dict(spec.params), **(body.get("params") or {})}
+    extra: list[Manifest] = []
+    volumes: list[dict[str, Any]] = [{"name": "spec", "configMap": {"name": f"{base}-spec"}}]
+    mounts: list[dict[str, Any]] = [{"name": "spec", "mountPath": SPEC_DIR}]
+    if params.get("job"):  # an own script: it travels as a ConfigMap, the driver runs the copy
+        job_map, params["job"] = job_config_map(f"{base}-job", str(params["job"]))
+        extra, volumes, mounts = [job_map], [*volumes, {"name": "job", "configMap": {"name": f"{base}-job"}}], \
+            [*mounts, {"name": "job", "mountPath": JOB_DIR}]
+    secret_volumes, secret_mounts = kafka_volume(options)
+    user_conf = {str(k): str(v) for k, v in dict((options or {}).get("spark_conf") or {}).items()}
     payload = {
         "use_case": spec.use_case.name,
         "bootstrap_servers": str(option(options, "kafka_bootstrap")),
         "topics": spec.topic_map(),
         "group_id": spec.group_id,
-        "params": {**dict(spec.params), **(body.get("params") or {})},
+        "params": params,
         "instances": replicas * cores,  # task slots, as on the embedded platform
         "executors": replicas,
         "cores_per_instance": cores,
@@ -203,12 +157,11 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         "experiment": spec.experiment_id,
         "metrics_port": int(option(options, "sut_metrics_port")),
     }
+    # --conf, then the shape: the resource value is what is measured (as spark_payload)
+    payload["conf"] = dict(user_conf)
     if standalone:  # the driver asks the master for executors of the workers' size
-        payload["conf"] = {
-            "spark.executor.cores": str(cores),
-            "spark.executor.memory": memory,
-            "spark.cores.max": str(replicas * cores),
-        }
+        payload["conf"].update({"spark.executor.cores": str(cores), "spark.executor.memory": memory,
+                                "spark.cores.max": str(replicas * cores)})
     config = _spec_config_map(f"{base}-spec", payload)
     parts = _SutParts(
         base=base,
@@ -216,15 +169,16 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         replicas=replicas,
         cores=cores,
         memory=memory,
-        env=_env_list(body.get("env")),
-        mount={"name": "spec", "mountPath": SPEC_DIR},
-        volume={"name": "spec", "configMap": {"name": f"{base}-spec"}},
+        env=env_list(body.get("env")) + kafka_env(options),
+        mounts=mounts + secret_mounts,
+        volumes=volumes + secret_volumes,
         body=body,
         options=options,
+        conf=user_conf,
     )
     if not standalone:
-        return [config, _spark_application(parts)]
-    return [config, *_standalone(parts, master or "")]
+        return [config, *extra, _spark_application(parts)]
+    return [config, *extra, *_standalone(parts, master or "")]
 
 
 @dataclass(frozen=True)
@@ -236,23 +190,18 @@ class _SutParts:
     replicas: int
     cores: int
     memory: str
-    env: list[dict[str, str]]
-    mount: dict[str, str]
-    volume: dict[str, Any]
+    env: list[dict[str, Any]]
+    mounts: list[dict[str, Any]]
+    volumes: list[dict[str, Any]]
     body: Mapping[str, Any]
     options: Mapping[str, Any] | None
+    conf: Mapping[str, str]
 
 
-def metrics_port(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {"name": "metrics", "containerPort": int(option(options, "sut_metrics_port")), "protocol": "TCP"}
-
-
-def metrics_annotations(options: Mapping[str, Any] | None) -> dict[str, str]:
-    return {
-        "prometheus.io/scrape": "true",
-        "prometheus.io/port": str(int(option(options, "sut_metrics_port"))),
-        "prometheus.io/path": "/metrics",
-    }
+def _kafka_mounts(sut: _SutParts) -> dict[str, Any]:
+    """The Secret's mount alone, for pods that read Kafka but not the spec (executors, workers)."""
+    mounts = [m for m in copy.deepcopy(sut.mounts) if m["name"] == "kafka-client"]
+    return {"volumeMounts": mounts} if mounts else {}
 
 
 def _spark_application(sut: _SutParts) -> Manifest:
@@ -270,9 +219,9 @@ def _spark_application(sut: _SutParts) -> Manifest:
             "mainApplicationFile": SPARK_DRIVER_FILE,
             "arguments": [f"{SPEC_DIR}/spec.json"],
             "sparkVersion": str(option(sut.options, "spark_version")),
-            "sparkConf": {"spark.sql.shuffle.partitions": str(max(1, sut.replicas * cores))},
+            "sparkConf": {"spark.sql.shuffle.partitions": str(max(1, sut.replicas * cores)), **sut.conf},
             "restartPolicy": {"type": "Never"},
-            "volumes": [sut.volume],
+            "volumes": copy.deepcopy(sut.volumes),
             "driver": {
                 "cores": 1,
                 "memory": str(option(sut.options, "driver_memory")),
@@ -281,7 +230,7 @@ def _spark_application(sut: _SutParts) -> Manifest:
                 "annotations": metrics_annotations(sut.options),
                 "ports": [metrics_port(sut.options)],
                 "env": copy.deepcopy(sut.env),
-                "volumeMounts": [sut.mount],
+                "volumeMounts": copy.deepcopy(sut.mounts),
                 "securityContext": container_security_context(sut.options),
                 "podSecurityContext": pod_security_context(sut.options),
             },
@@ -291,6 +240,7 @@ def _spark_application(sut: _SutParts) -> Manifest:
                 "memory": sut.memory,
                 "labels": _labels(sut.base, "executor"),
                 "env": copy.deepcopy(sut.env),
+                **_kafka_mounts(sut),
                 "securityContext": container_security_context(sut.options),
                 "podSecurityContext": pod_security_context(sut.options),
             },
@@ -298,14 +248,12 @@ def _spark_application(sut: _SutParts) -> Manifest:
     }
 
 
-def _container(name: str, image: str, command: list[str], env: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
-    return {"name": name, "image": image, "command": command, "env": copy.deepcopy(env), **extra}
-
-
 def _deployment(
-    base: str, component: str, replicas: int, container: dict[str, Any], options: Mapping[str, Any] | None
+    base: str, component: str, replicas: int, container: dict[str, Any], options: Mapping[str, Any] | None,
+    volumes: list[dict[str, Any]] | None = None,
 ) -> Manifest:
     labels = _labels(base, component)
+    extra = {"volumes": volumes} if volumes else {}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -313,14 +261,14 @@ def _deployment(
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": dict(labels)},
-            "template": {"metadata": {"labels": dict(labels)}, "spec": _pod_spec(options, [container])},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec(options, [container], **extra)},
         },
     }
 
 
 def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
     cores, memory = str(sut.cores), sut.memory
-    master_container = _container(
+    master_container = container(
         "master",
         sut.image,
         ["spark-class", "org.apache.spark.deploy.master.Master", "--host", "0.0.0.0", "--port", "7077"],
@@ -328,12 +276,13 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
         ports=[{"containerPort": 7077, "name": "spark"}, {"containerPort": 8080, "name": "ui"}],
         readinessProbe={"tcpSocket": {"port": 7077}, "periodSeconds": 2},
     )
-    worker_container = _container(
+    worker_container = container(
         "worker",
         sut.image,
         ["spark-class", "org.apache.spark.deploy.worker.Worker", "--cores", cores, "--memory", memory, master],
         sut.env,
-        resources=_resources(sut.body),
+        resources=resources_of(sut.body),
+        **_kafka_mounts(sut),
     )
     service = {
         "apiVersion": "v1",
@@ -356,20 +305,20 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
                     "labels": {**driver_labels, **METRICS_LABEL},
                     "annotations": metrics_annotations(sut.options),
                 },
-                "spec": _pod_spec(
+                "spec": pod_spec(
                     sut.options,
                     [
-                        _container(
+                        container(
                             "driver",
                             sut.image,
                             ["python", "-m", "bench.runtime.spark.driver", f"{SPEC_DIR}/spec.json"],
                             sut.env,
-                            volumeMounts=[sut.mount],
+                            volumeMounts=copy.deepcopy(sut.mounts),
                             ports=[metrics_port(sut.options)],
                         )
                     ],
                     restartPolicy="Never",
-                    volumes=[sut.volume],
+                    volumes=copy.deepcopy(sut.volumes),
                 ),
             },
         },
@@ -377,7 +326,8 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
     return [
         _deployment(sut.base, "master", 1, master_container, sut.options),
         service,
-        _deployment(sut.base, "worker", sut.replicas, worker_container, sut.options),
+        _deployment(sut.base, "worker", sut.replicas, worker_container, sut.options,
+                    [v for v in copy.deepcopy(sut.volumes) if v["name"] == "kafka-client"]),
         driver,
     ]
 
@@ -397,16 +347,25 @@ def generator_manifests(spec: ExperimentSpec, gen: Manifest, options: Mapping[st
         "BENCH_INSTANCES": str(replicas),
         "BENCH_PERIOD_MS": str(body.get("periodMs", 1000)),
         "BENCH_PARAMS": json.dumps({**dict(spec.params), **(body.get("params") or {})}, sort_keys=True),
+        # what the pod serves for Prometheus, labelled with the repetition's group
+        "BENCH_METRICS_PORT": str(int(option(options, "generator_metrics_port"))),
+        "BENCH_GROUP": spec.group_id,
         **{str(k): str(v) for k, v in (body.get("env") or {}).items()},
     }
     labels = _labels(base, "generator")
-    container = _container(
+    port = int(option(options, "generator_metrics_port"))
+    volumes, mounts = kafka_volume(options)
+    generator = container(
         "workload-generator",
         image,
         ["python", "-m", "bench.k8s.generator_entry"],
-        _env_list(env),
-        resources=_resources(body),
+        env_list(env) + kafka_env(options),
+        resources=resources_of(body),
+        ports=[{"name": "metrics", "containerPort": port, "protocol": "TCP"}],
+        **({"volumeMounts": mounts} if mounts else {}),
     )
+    pod_labels = {**labels, **METRICS_LABEL}
+    annotations = {"prometheus.io/scrape": "true", "prometheus.io/port": str(port), "prometheus.io/path": "/metrics"}
     return [
         {
             "apiVersion": "v1",
@@ -423,7 +382,8 @@ def generator_manifests(spec: ExperimentSpec, gen: Manifest, options: Mapping[st
                 "serviceName": base,
                 "podManagementPolicy": "Parallel",
                 "selector": {"matchLabels": dict(labels)},
-                "template": {"metadata": {"labels": dict(labels)}, "spec": _pod_spec(options, [container])},
+                "template": {"metadata": {"labels": pod_labels, "annotations": annotations},
+                             "spec": pod_spec(options, [generator], **({"volumes": volumes} if volumes else {}))},
             },
         },
     ]
@@ -450,41 +410,3 @@ def render_manifests(spec: ExperimentSpec, options: Mapping[str, Any] | None = N
     roles = {id(m): r for r, m in rendered}
     # deep copies: no list shared between objects (YAML would print anchors)
     return [_mark(copy.deepcopy(m), roles[id(m)], spec.experiment_id, namespace) for m in ordered]
-
-
-# --------------------------------------------------------------------------- readiness
-
-
-class ObjectFailed(UserError, RuntimeError):
-    """The object reached a terminal failure state while we waited for it."""
-
-
-def is_ready(obj: Manifest | None) -> bool:
-    """Whether an object is ready to serve, by kind; kinds without a status are ready
-    once they exist. Raises ObjectFailed on terminal failure, to stop waiting early."""
-    if obj is None:
-        return False
-    kind = obj.get("kind")
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
-        wanted = int(spec.get("replicas", 1))
-        return int(status.get("readyReplicas", 0) or 0) >= wanted
-    if kind == "DaemonSet":
-        return int(status.get("numberReady", 0) or 0) >= int(status.get("desiredNumberScheduled", 1) or 1)
-    if kind == "Job":
-        for cond in status.get("conditions") or []:
-            if cond.get("type") == "Failed" and cond.get("status") == "True":
-                raise ObjectFailed(f"Job/{obj['metadata']['name']} failed: {cond.get('message', '')}")
-        return int(status.get("active", 0) or 0) >= 1 or int(status.get("succeeded", 0) or 0) >= 1
-    if kind == "Pod":
-        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-    if kind == "SparkApplication":
-        state = str((status.get("applicationState") or {}).get("state", ""))
-        if state in ("FAILED", "SUBMISSION_FAILED", "FAILING"):
-            detail = (status.get("applicationState") or {}).get("errorMessage", "")
-            raise ObjectFailed(f"SparkApplication/{obj['metadata']['name']} is {state}: {detail}")
-        return state == "RUNNING"
-    if kind == "KafkaTopic":
-        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-    return True

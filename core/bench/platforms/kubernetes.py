@@ -19,7 +19,19 @@ With ``prometheus_url`` each sample also holds ``dropped-records`` and
 ``malformed-records``: the SUT's driver serves them (``bench_sut_dropped_records``,
 labelled with the repetition's consumer group) and Prometheus scrapes its pod
 (deploy/podmonitor.yaml). Without Prometheus only the lag is sampled, so an SLO on
-dropped records (UC2, UC3) fails for want of data.
+dropped records (UC2, UC3) fails for want of data. The generator pods serve their
+records and rates the same way (:mod:`bench.k8s.generator_entry`): each sample holds
+``generated-records`` and ``generator-rate``, and :meth:`KubernetesPlatform.stop_generators`
+returns one report per pod, so the engine's shortfall check (a generator more than 1 %
+behind its target) runs as on the embedded platform.
+
+Latency, ``output-rate``, ``processed-rate`` and the host SLIs come from the same
+sampler as on one machine (:class:`bench.runtime.info_sampler.InfoSampler`), reading the
+output topic through ``--bootstrap-servers``; the host figures are those of the machine
+bench runs on. ``--metrics-port`` serves bench's own metrics as on the other platforms;
+``--conf`` reaches the SUT's Spark session. With ``--kafka-config`` the platform writes
+the Secret the pods read (:func:`bench.k8s.manifests.kafka_secret`) at :meth:`open` and
+deletes it at :meth:`close`.
 """
 
 from __future__ import annotations
@@ -33,12 +45,20 @@ from typing import Any
 from bench.api import GeneratorReport, Manifest
 from bench.k8s.client import KubeClient
 from bench.k8s.manifests import dns_name, is_ready, option, render_manifests, role_of
+from bench.k8s.secrets import kafka_secret
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, RESULT_TOPICS
 
 __all__ = ["KubernetesPlatform", "render_manifests"]
 
 STRIMZI_API = "kafka.strimzi.io/v1beta2"
+#: the generator pods' gauges (bench.k8s.generator_entry), by the report field each gives
+GENERATOR_QUERIES = {
+    "records": 'bench_generator_pod_records{{group="{group}"}}',
+    "seconds": 'bench_generator_pod_seconds{{group="{group}"}}',
+    "target": 'bench_generator_pod_target_rate{{group="{group}"}}',
+}
+_exporter_started = False
 
 
 def _float(options: Mapping[str, Any], key: str, default: float) -> float:
@@ -58,7 +78,9 @@ class KubernetesPlatform:
         self._api: Any = None
         self._rendered: dict[str, list[Manifest]] = {}
         self._samplers: dict[str, Any] = {}
+        self._info: dict[str, Any] = {}
         self._prometheus: Any = None
+        self._secret: Manifest | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -85,11 +107,28 @@ class KubernetesPlatform:
             from bench.prometheus import PrometheusSource
 
             self._prometheus = PrometheusSource(str(url))
+        port = self.options.get("metrics_port")
+        global _exporter_started
+        if port and not _exporter_started:
+            from bench import metrics
+
+            metrics.start_exporter(int(port))
+            _exporter_started = True
+        self._secret = kafka_secret(self.options, self.namespace)
+        if self._secret is not None:
+            await self.client.apply(self._secret)
 
     async def close(self) -> None:
-        for sampler in self._samplers.values():
+        for sampler in [*self._samplers.values(), *self._info.values()]:
             await sampler.close()
         self._samplers.clear()
+        self._info.clear()
+        if self._secret is not None and self.client is not None:
+            import contextlib
+
+            with contextlib.suppress(Exception):  # best effort: a run that ends leaves no credentials behind
+                await self.client.delete(self._secret)
+            self._secret = None
         if self._api is not None:
             await self._api.close()
             self._api = None
@@ -133,16 +172,42 @@ class KubernetesPlatform:
         await self.deploy(self._role(spec, "generator"))
 
     async def stop_generators(self, spec: ExperimentSpec) -> Sequence[GeneratorReport]:
-        """Generator pods report in their logs only; no report objects come back here."""
+        """One report per generator pod, read from Prometheus before the pods go (none
+        without ``prometheus_url``: then the shortfall check has nothing to check)."""
+        reports = await self.generator_reports(spec) if self._prometheus is not None else []
         await self.teardown(self._role(spec, "generator"))
-        return []
+        return reports
+
+    async def generator_reports(self, spec: ExperimentSpec) -> list[GeneratorReport]:
+        """What each generator pod served last: records, seconds and target rate; the
+        achieved rate is records over seconds, as a generator computes its report."""
+        from bench.prometheus import EmptyResultError
+
+        fields: dict[str, dict[str, float]] = {}
+        for name, template in GENERATOR_QUERIES.items():
+            try:
+                rows = await self._prometheus.query(template.format(group=spec.group_id))
+            except EmptyResultError:
+                return []  # not scraped yet (a very short repetition): no report rather than a false one
+            for labels, _, value in rows:
+                fields.setdefault(labels, {})[name] = value
+        reports = []
+        for pod in sorted(fields):
+            got = fields[pod]
+            seconds = got.get("seconds", 0.0)
+            records = int(got.get("records", 0.0))
+            achieved = records / seconds if seconds > 0 else 0.0
+            reports.append(GeneratorReport(target_rate=got.get("target", 0.0), achieved_rate=achieved,
+                                           records=records, seconds=seconds))
+        return reports
 
     async def stop_sut(self, spec: ExperimentSpec) -> None:
         await self.teardown(self._role(spec, "sut"))
         self._rendered.pop(spec.experiment_id, None)
-        sampler = self._samplers.pop(spec.experiment_id, None)
-        if sampler is not None:
-            await sampler.close()
+        for samplers in (self._samplers, self._info):
+            sampler = samplers.pop(spec.experiment_id, None)
+            if sampler is not None:
+                await sampler.close()
 
     # ------------------------------------------------------------------ topics
 
@@ -204,7 +269,10 @@ class KubernetesPlatform:
             template = str(option(self.options, "lag_query") or DEFAULT_LAG_QUERY)
             lag = await self._instant(lag_query(spec.group_id, template), now)
             values = {"lag": max(0.0, lag) if not math.isnan(lag) else lag}
-            return Sample(now, {**values, **await self._sut_slis(spec, now)})
+            values.update(await self._sut_slis(spec, now))
+            values.update(await self._generator_slis(spec, now))
+            values.update(await self._info_slis(spec, None))
+            return Sample(now, values)
         sampler = self._samplers.get(spec.experiment_id)
         if sampler is None:
             from bench.runtime.kafka.lag import LagSampler
@@ -213,7 +281,29 @@ class KubernetesPlatform:
             sampler = LagSampler(self._bootstrap(), spec.group_id, consumed)
             await sampler.start()
             self._samplers[spec.experiment_id] = sampler
-        return Sample(now, {"lag": max(0.0, float(await sampler.sample()))})
+        values = {"lag": max(0.0, float(await sampler.sample()))}
+        values.update(await self._info_slis(spec, sum(sampler.last_committed.values())))
+        return Sample(now, values)
+
+    async def _info_slis(self, spec: ExperimentSpec, committed: int | None) -> dict[str, float]:
+        """Latency, output and processed rate, host figures (informational, as on one
+        machine); nothing where bench cannot reach Kafka itself (Strimzi topics only)."""
+        if not self.options.get("bootstrap_servers"):
+            return {}
+        info = self._info.get(spec.experiment_id)
+        if info is None:
+            from bench.runtime.info_sampler import InfoSampler
+
+            outputs = [t.name for t in spec.topics if t.logical == "output"]
+            info = self._info[spec.experiment_id] = InfoSampler(self._bootstrap(), outputs)
+        values: dict[str, float] = await info.sample(committed)
+        return values
+
+    async def _generator_slis(self, spec: ExperimentSpec, at: float) -> dict[str, float]:
+        """``generated-records`` and ``generator-rate`` summed over the generator pods."""
+        records = await self._instant(f'sum(bench_generator_pod_records{{group="{spec.group_id}"}})', at)
+        rate = await self._instant(f'sum(bench_generator_pod_rate{{group="{spec.group_id}"}})', at)
+        return {"generated-records": records, "generator-rate": rate}
 
     async def _instant(self, query: str, at: float) -> float:
         """An instant value, NaN while the series does not exist yet (target not scraped):
