@@ -9,13 +9,11 @@ user-interface concerns. Platforms are asked through their declared contract
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import itertools
 import shlex
 import sys
 import time
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.engine import Engine, RunConfig, RunOutcome, build_objects
 from bench.errors import UserError
-from bench.files import FileError, load_yaml
+from bench.files import load_yaml
 from bench.launch_checks import (
     check_bootstrap_servers,
     check_job_script,
@@ -37,6 +35,7 @@ from bench.launch_checks import (
     check_record_template,
     check_results_dir,
     check_resume,
+    from_file,
     parse_spark_conf,
     probe_kafka,
 )
@@ -198,13 +197,13 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"use case {use_case.name}: its generator {use_case.generator!r} is not registered"
                           f"{registry.excluded_note()}")
     bench_file = opts.get("benchmark_file")
-    with _from_file("--benchmark", bench_file):
+    with from_file("--benchmark", bench_file):
         bench = parse_benchmark(load_yaml(bench_file, "--benchmark") if bench_file else use_case.default_benchmark())
         validate_benchmark(bench, registry)
         check_object_names(bench.sut.resources + bench.loadGenerator.resources, "benchmark.resources")
         if bench.kafkaConfig.bootstrapServer:
             check_bootstrap_servers(bench.kafkaConfig.bootstrapServer, "benchmark.kafkaConfig.bootstrapServer")
-    with _from_file("--execution", opts.get("execution_file"), opts):
+    with from_file("--execution", opts.get("execution_file"), opts):
         doc = _execution_doc(registry, bench, opts)
         _strip_threshold_conflicts(bench, doc)
         execution = parse_execution(doc)
@@ -279,31 +278,6 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if options.get("metrics_port"):
         check_port_free(int(options["metrics_port"]))
     return prepared
-
-
-#: execution keys an option sets, shown as the option when an error names them
-_OPTION_KEYS = {"execution.load.loadValues": ("loads", "--loads"),
-                "execution.resources.resourceValues": ("resources", "--resources"),
-                "execution.load.loadType": ("load_type", "--load-type"),
-                "execution.resources.resourceType": ("resource_type", "--resource-type")}
-
-
-@contextlib.contextmanager
-def _from_file(flag: str, path: str | None, opts: Mapping[str, Any] | None = None) -> Iterator[None]:
-    """An error about a value read from a file names the file first (the model only knows
-    the key); one about an option's value names the option instead."""
-    try:
-        yield
-    except UserError as exc:
-        if isinstance(exc, FileError):  # names its file already
-            raise
-        message = str(exc)
-        for key, (option, shown) in _OPTION_KEYS.items():
-            if opts is not None and opts.get(option) and message.startswith((key + " ", key + ":")):
-                raise ConfigError(shown + message[len(key):]) from None
-        if path is None or message.startswith("--") or str(path) in message:
-            raise
-        raise ConfigError(f"{flag} {path}: {message}") from None
 
 
 class Progress:

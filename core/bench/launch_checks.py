@@ -11,17 +11,20 @@ script's imports, ``--resume`` has a run) run only when a run is about to start.
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import re
 import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from bench import bounds, files
+from bench.errors import UserError
+from bench.files import FileError
 from bench.model import ConfigError
 
 #: a host name as Kafka's clients accept it: DNS labels of letters, digits and '-'
@@ -244,3 +247,28 @@ def check_port_free(port: int) -> None:
             sock.bind(("127.0.0.1", port))
         except OSError as exc:
             raise ConfigError(f"--metrics-port {port}: cannot listen there: {exc.strerror or exc}") from None
+
+
+#: execution keys an option sets, shown as the option when an error names them
+_OPTION_KEYS = {"execution.load.loadValues": ("loads", "--loads"),
+                "execution.resources.resourceValues": ("resources", "--resources"),
+                "execution.load.loadType": ("load_type", "--load-type"),
+                "execution.resources.resourceType": ("resource_type", "--resource-type")}
+
+
+@contextlib.contextmanager
+def from_file(flag: str, path: str | None, opts: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """An error about a value read from a file names the file first (the model only knows
+    the key); one about an option's value names the option instead."""
+    try:
+        yield
+    except UserError as exc:
+        if isinstance(exc, FileError):  # names its file already
+            raise
+        message = str(exc)
+        for key, (option, shown) in _OPTION_KEYS.items():
+            if opts is not None and opts.get(option) and message.startswith((key + " ", key + ":")):
+                raise ConfigError(shown + message[len(key):]) from None
+        if path is None or message.startswith("--") or str(path) in message:
+            raise
+        raise ConfigError(f"{flag} {path}: {message}") from None
