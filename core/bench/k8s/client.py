@@ -91,13 +91,13 @@ class KubernetesError(UserError, RuntimeError):
 
 
 class ForbiddenError(KubernetesError):
-    """HTTP 403: the service account lacks a permission (see deploy/rbac.yaml)."""
+    """HTTP 403: the service account lacks a permission (see deploy/kustomize/rbac.yaml)."""
 
     def __init__(self, verb: str, obj: Manifest, status: int, detail: str) -> None:
         super().__init__(verb, obj, status, detail)
         self.args = (
             f"forbidden: the service account may not {verb} {self.object} ({detail}); "
-            "grant it in the framework's Role (deploy/rbac.yaml)",
+            "grant it in the framework's Role (deploy/kustomize/rbac.yaml)",
         )
 
 

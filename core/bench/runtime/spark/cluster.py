@@ -1,13 +1,13 @@
 """A Spark standalone cluster from the pyspark wheel: one master, N workers.
 
 The wheel has no sbin scripts, but ``spark-class`` runs the Master and Worker classes
-directly (ENVIRONMENT.md). One worker is the local stand-in for one "instance" of the
+directly. One worker is the local stand-in for one "instance" of the
 SUT: one core by default, ``coresPerInstance`` cores and ``memoryPerInstanceMb`` MiB
 for the vertical resource types (:class:`InstanceShape`). Every JVM is a child in its
 own process group (procs), so it dies with the benchmark.
 
 The same class starts a cluster as an *external* service (:meth:`SparkCluster.start_sync`,
-for tests and ``python -m bench.runtime.spark.cluster``): bench is then handed only
+for tests and ``python -m bench.runtime.spark.cluster``, :func:`main`): bench is handed only
 its master URL (``--spark-master``), as with a real cluster, and
 :meth:`SparkCluster.executors` tells on which worker each executor ran.
 """
@@ -280,3 +280,31 @@ class SparkCluster:
                 if ids:
                     placed.setdefault(app.name, {})[i] = ids
         return placed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.runtime.spark.cluster --workers 2``: a local standalone cluster to
+    rehearse ``--spark-master`` with (docs/scaling-out.md); prints the master URL and runs
+    until Ctrl-C."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.runtime.spark.cluster")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cores", type=int, default=1, help="cores per worker")
+    parser.add_argument("--memory", default="1g", help="memory per worker")
+    args = parser.parse_args(argv)
+    cluster = SparkCluster(args.workers, args.memory, args.cores)
+    cluster.start_sync()
+    print(f"{cluster.master_url}  (web UI http://127.0.0.1:{cluster.ui_port})", flush=True)
+    try:
+        while cluster.alive():
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop_sync()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
