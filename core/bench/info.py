@@ -40,8 +40,10 @@ def write_info(store: ResultStore, load: float, resources: float, repetition: in
 
     written = []
     for sli, s in sorted(series.items()):
-        if "_" in sli or not s.timestamps:
-            continue  # a name with "_" would break the file-name convention; no samples, no file
+        if "_" in sli or not has_data(s):
+            # a name with "_" would break the file-name convention; a series whose every
+            # sample is empty is no measurement: no file of NaN (the summary says why)
+            continue
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(["labels", "timestamp", "value"])
@@ -53,12 +55,24 @@ def write_info(store: ResultStore, load: float, resources: float, repetition: in
     return written
 
 
+def has_data(series: Series) -> bool:
+    """Whether any sample of the series has a value (NaN marks a sample without data)."""
+    return any(np.isfinite(v) for v in series.values)
+
+
+#: the summary of an SLI that was sampled but never had a value, and why it has no file
+NO_DATA = ("sampled, but no sample had a value: the platform cannot measure it for this use case "
+           "(latency needs an output topic; CPU and memory need the SUT's processes on this host)")
+
+
 def summarise(collected: Mapping[str, Sequence[Series]], warmup: float) -> dict[str, dict[str, Any]]:
     """Per SLI: mean, median, p95, max, min of the samples after the warm-up, pooled over repetitions.
 
     The warm-up counts from each repetition's first sample (as for SLOs); a series
     with no sample after it is summarised whole and says so (``warmupExcluded: false``),
-    because a short run's numbers are better than none for a reader.
+    because a short run's numbers are better than none for a reader. An SLI none of whose
+    samples had a value gets ``{"samples": 0, "absent": NO_DATA}``: no file was written
+    for it, and the summary says so rather than leave a reader to guess.
     """
     out: dict[str, dict[str, Any]] = {}
     for sli, reps in sorted(collected.items()):
@@ -78,6 +92,8 @@ def summarise(collected: Mapping[str, Sequence[Series]], warmup: float) -> dict[
             pooled = np.concatenate(whole) if whole else np.empty(0)
             pooled = pooled[np.isfinite(pooled)]
         if not pooled.size:
+            if reps and not any(has_data(s) for s in reps):
+                out[sli] = {"samples": 0, "repetitions": len(reps), "absent": NO_DATA}
             continue
         out[sli] = {
             "mean": float(np.mean(pooled)),

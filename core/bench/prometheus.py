@@ -114,8 +114,13 @@ class PrometheusSource:
         return rows
 
     async def value(self, query: str, at: float | None = None) -> float:
-        """The sum over the series of an instant query (lag is summed over partitions)."""
-        return sum(v for _, _, v in await self.query(query, at) if not math.isnan(v))
+        """The sum over the series of an instant query (lag is summed over partitions).
+
+        Series without a value (NaN) are left out of the sum; when no series has one the
+        answer is NaN, a missing sample, never 0: a lag of 0 passes every lag SLO.
+        """
+        values = [v for _, _, v in await self.query(query, at) if not math.isnan(v)]
+        return math.fsum(values) if values else math.nan
 
     async def _get(self, path: str, params: Mapping[str, str], query: str) -> dict[str, Any]:
         """GET with retries on connection errors and 5xx; a 4xx (bad query) fails at once."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,12 +249,12 @@ def from_rows_noted(rows: Any) -> tuple[Table, Notes] | None:
     return table, notes
 
 
-def shown(value: float | None, note: str = "") -> str:
+def shown(value: float | None, note: str = "", fmt: Callable[[float], str] = fmt_value) -> str:
     """One cell of a printed table: the value, "none passed" or "undecided", and its note."""
     if value is None:
         text = "undecided" if UNDECIDED in note.split() else "none passed"
         return text + (" (inferred)" if INFERRED in note.split() else "")
-    return fmt_value(value) + (f" ({note})" if note else "")
+    return fmt(value) + (f" ({note})" if note else "")
 
 
 def format_table(metric: str, table: Table, notes: Notes | None = None, indent: str = "  ") -> list[str]:

@@ -73,4 +73,4 @@ async def test_an_error_is_undecided_in_the_table_analysis_and_report(tmp_path: 
     shown = format_analysis(result)
     assert "undecided" in shown and "ERROR" in shown and "none passed" not in shown
     html = build_report([run])
-    assert "2000: undecided" in html and "an experiment that could change it ended in error" in html
+    assert "2,000: undecided" in html and "an experiment that could change it ended in error" in html

@@ -111,7 +111,7 @@ async def test_an_inferred_capacity_is_marked_in_every_form(tmp_path: Path) -> N
     result = analyze(run, run_settings(run))
     assert (result.table, result.notes) == (outcome.table, outcome.notes)
     assert "1000 (inferred)" in format_analysis(result)
-    assert "2: 1000 (inferred)" in build_report([run])
+    assert "2: 1,000 (inferred)" in build_report([run])
     assert any("1000 (inferred)" in line for line in tables.format_table("capacity", outcome.table, outcome.notes))
 
 

@@ -20,7 +20,7 @@ from bench.analysis.confidence import DEFAULT_CONFIDENCE
 from bench.analysis.runs import RunFiles
 from bench.analysis.scaling import scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
-from bench.results import fmt_value, read_series
+from bench.results import read_series
 
 #: a lag chart draws at most this many points per repetition (thinned evenly)
 MAX_POINTS = 400
@@ -44,9 +44,17 @@ document.documentElement.setAttribute('data-rendered', String(document.querySele
 
 
 def _num(value: float | None, digits: int = 4) -> str:
+    """A measured number as people write it: 10,000 and 12,346, not 1e+04; 0.0123, 1.5."""
     if value is None or not math.isfinite(value):
         return "-"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
     return f"{value:.{digits}g}"
+
+
+def _human(value: float) -> str:
+    """A load or resource value with thousands separators (10,000; 0.25)."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,g}"
 
 
 def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
@@ -95,8 +103,8 @@ def _scalability_chart(runs: list[tuple[RunFiles, Analysis | None]], metric: str
             if value is None:
                 if demand:
                     chart.crosses.append((_rate(run, key), color,
-                                          f"{run.label}: {tables.shown(None, built.note(key))} at load "
-                                          f"{fmt_value(key)}"))
+                                          f"{run.label}: {tables.shown(None, built.note(key), _human)} at load "
+                                          f"{_human(key)}"))
                 continue
             if demand:
                 xs.append(run.target_rate(key, value) or key)
@@ -132,7 +140,7 @@ def _thin(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
 
 def _lag_chart(run: RunFiles, exp: ExperimentResult, warmup: float) -> str:
     files = run.lag_files().get((exp.load, exp.resources), [])
-    chart = Chart(f"load {fmt_value(exp.load)}, resources {fmt_value(exp.resources)}",
+    chart = Chart(f"load {_human(exp.load)}, resources {_human(exp.resources)}",
                   "seconds since the first sample", "lag (records)", width=540, height=300, x_from_zero=True)
     chart.rules.append((warmup, "end of warm-up"))
     for n, f in enumerate(files):
@@ -182,7 +190,7 @@ def _experiments_section(run: RunFiles, analysis: Analysis) -> str:
     for _, e in sorted(analysis.experiments.items()):
         c = e.confidence
         rows.append([
-            fmt_value(e.load), fmt_value(e.resources),
+            _human(e.load), _human(e.resources),
             ", ".join(_num(s) for s in e.slopes), _num(c.median if c else None),
             f"[{_num(c.low)}, {_num(c.high)}]" if c is not None and c.low is not None else "-",
             _num(e.threshold), _num(c.margin if c else None), _verdict_cell(e), _flags(e),
@@ -207,7 +215,7 @@ def _generator_section(run: RunFiles) -> str:
     for (load, res), record in sorted(run.records().items()):
         for g in record.get("generators") or []:
             target, achieved = float(g.get("target_rate") or 0), float(g.get("achieved_rate") or 0)
-            rows.append([fmt_value(load), fmt_value(res), str(g.get("repetition", "")), _num(target),
+            rows.append([_human(load), _human(res), str(g.get("repetition", "")), _num(target),
                          _num(achieved), f"{achieved / target * 100:.2f} %" if target > 0 else "-"])
     if not rows:
         return '<p class="note">no generator reports in this run\'s result JSON</p>'
@@ -215,17 +223,77 @@ def _generator_section(run: RunFiles) -> str:
 
 
 def _other_slis_section(run: RunFiles) -> str:
+    """SLO series other than the trend's, per repetition; informational SLIs per experiment;
+    and the SLIs that were sampled but never had a value, with the reason they have no file."""
+    parts = []
     names = run.other_sli_names()
-    if not names:
-        return '<p class="note">no other SLIs stored</p>'
     rows = []
     for f in sorted((f for f in run.sli if f.name in names), key=lambda f: (f.name, f.load, f.resources, f.repetition)):
         values = [v for v in read_series(f.path).values if math.isfinite(v)]
         if not values:
             continue
-        rows.append([escape(f.name), fmt_value(f.load), fmt_value(f.resources), str(f.repetition), str(len(values)),
+        rows.append([escape(f.name), _human(f.load), _human(f.resources), str(f.repetition), str(len(values)),
                      _num(min(values)), _num(sum(values) / len(values)), _num(max(values)), _num(values[-1])])
-    return _table(["SLI", "load", "resources", "repetition", "samples", "min", "mean", "max", "last"], rows)
+    if rows:
+        parts.append("<p>series of the other SLOs</p>")
+        parts.append(_table(["SLI", "load", "resources", "repetition", "samples", "min", "mean", "max", "last"], rows))
+    info = _info_rows(run)
+    if info:
+        parts.append("<p>informational SLIs (sampled, judged by no SLO; after the warm-up, pooled over the "
+                     "repetitions)</p>")
+        parts.append(_table(["SLI", "load", "resources", "samples", "mean", "median", "p95", "max"], info))
+    absent = _absent_slis(run)
+    if absent:
+        parts.append('<p class="note">' + "<br>".join(
+            f"{escape(', '.join(slis))}: no series stored: {escape(reason)}" for reason, slis in absent.items())
+            + "</p>")
+    if not parts:
+        return '<p class="note">no other SLIs stored</p>'
+    return "\n".join(parts)
+
+
+def _info_rows(run: RunFiles) -> list[list[str]]:
+    """Per informational SLI and experiment: the run's own summary, else one from the files."""
+    records = run.records()
+    by_key: dict[tuple[str, float, float], list[float]] = {}
+    for f in run.info:
+        summary = ((records.get((f.load, f.resources)) or {}).get("info") or {}).get(f.name)
+        if isinstance(summary, dict) and summary.get("samples"):
+            by_key.setdefault((f.name, f.load, f.resources), [])
+            continue
+        values = [v for v in read_series(f.path).values if math.isfinite(v)]
+        by_key.setdefault((f.name, f.load, f.resources), []).extend(values)
+    rows = []
+    for (name, load, res), values in sorted(by_key.items()):
+        summary = ((records.get((load, res)) or {}).get("info") or {}).get(name)
+        if isinstance(summary, dict) and summary.get("samples"):
+            cells = [str(summary.get("samples")), *(_num(_float(summary.get(k))) for k in ("mean", "median", "p95",
+                                                                                           "max"))]
+        elif values:
+            ordered = sorted(values)
+            cells = [str(len(values)), _num(sum(values) / len(values)), _num(ordered[len(ordered) // 2]),
+                     _num(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]), _num(ordered[-1])]
+        else:
+            continue
+        rows.append([escape(name), _human(load), _human(res), *cells])
+    return rows
+
+
+def _absent_slis(run: RunFiles) -> dict[str, list[str]]:
+    """reason -> SLIs the run sampled without a single value (the result JSON's info summaries)."""
+    found: dict[str, set[str]] = {}
+    for record in run.records().values():
+        for name, summary in (record.get("info") or {}).items():
+            if isinstance(summary, dict) and summary.get("absent"):
+                found.setdefault(str(summary["absent"]), set()).add(str(name))
+    return {reason: sorted(names) for reason, names in found.items()}
+
+
+def _float(raw: Any) -> float | None:
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        return None
 
 
 def _flatten(doc: Any, prefix: str = "") -> list[tuple[str, str]]:
@@ -291,10 +359,10 @@ def _scaling_section(run: RunFiles, table: dict[float, float | None]) -> str:
     rows = scaling_rows(run, table)
     if not rows:
         return '<p class="note">no load passed: no efficiency or cost</p>'
-    body = [[fmt_value(r.load), _num(r.rate), fmt_value(r.resources),
+    body = [[_human(r.load), _num(r.rate), _human(r.resources),
              f"{r.cores_per_instance:g}" + ("" if r.cores_source == "measured" else f" ({r.cores_source})"),
              f"{r.throughput_factor:.3g}", f"{r.resource_factor:.3g}", f"{r.efficiency:.3f}",
-             f"{r.core_seconds_per_million:.4g}"] for r in rows]
+             _num(r.core_seconds_per_million)] for r in rows]
     assumed = any(r.cores_source == "assumed" for r in rows)
     return (_table(["load", "records/s", "resources", "cores per instance", "throughput factor", "core factor",
                     "scaling efficiency", "core-seconds per million records"], body)
@@ -317,7 +385,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
             escape(run.label), escape(str((run.benchmark or {}).get("name", "-"))), run.metric(),
             escape(analysis.settings.describe()) if analysis else "-",
             str(len(analysis.experiments) if analysis else 0), str(unstable),
-            escape(", ".join(f"{fmt_value(k)}: {tables.shown(v, table.note(k))}"
+            escape(", ".join(f"{_human(k)}: {tables.shown(v, table.note(k), _human)}"
                              for k, v in sorted(table.table.items()))),
         ])
     parts = [

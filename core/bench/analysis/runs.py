@@ -19,6 +19,8 @@ from bench.model import ConfigError
 
 #: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
 SLI_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_sli_([^_]+)_(\d+)\.csv$")
+#: ``exp<id>_<load>_<resources>_info_<sli-name>_<repetition>.csv`` (informational SLIs, bench.info)
+INFO_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_info_([^_]+)_(\d+)\.csv$")
 #: the reference finds lag series by this substring of the SLI (SLO) name
 LAG_TREND = "lag-trend"
 
@@ -43,6 +45,8 @@ class RunFiles:
     directory: Path
     exp_id: int
     sli: list[SliFile] = field(default_factory=list)
+    #: the informational SLIs' series (sampled, judged by no SLO)
+    info: list[SliFile] = field(default_factory=list)
     result: dict[str, Any] | None = None
     execution: dict[str, Any] | None = None
     benchmark: dict[str, Any] | None = None
@@ -233,14 +237,15 @@ def open_run(path: str | Path, exp_id: int | None = None) -> RunFiles:
         raise ConfigError(f"{folder}: no files of exp{exp_id} (found {', '.join(f'exp{i}' for i in ids)})")
     run = RunFiles(folder, exp_id)
     for entry in sorted(folder.iterdir()):
-        match = SLI_FILE.match(entry.name)
+        match = SLI_FILE.match(entry.name) or INFO_FILE.match(entry.name)
         if not match or int(match.group(1)) != exp_id:
             continue
         try:
             load, resources = float(match.group(2)), float(match.group(3))
         except ValueError:
             continue
-        run.sli.append(SliFile(load, resources, match.group(4), int(match.group(5)), entry))
+        found = SliFile(load, resources, match.group(4), int(match.group(5)), entry)
+        (run.sli if match.re is SLI_FILE else run.info).append(found)
     run.result = _json(folder / f"exp{exp_id}-result.json")
     run.execution = _json(folder / f"exp{exp_id}-execution-configuration.json")
     run.benchmark = _json(folder / f"exp{exp_id}-benchmark-configuration.json")
