@@ -29,6 +29,13 @@ SPARK_DROPPED = Gauge(
 )
 MALFORMED = Gauge("bench_malformed_records", "Malformed input records skipped (cumulative)", ["experiment"])
 EXPERIMENTS = Counter("bench_experiments", "SLO experiments finished", ["verdict"])
+#: the values of EXPERIMENTS' label: an experiment's outcome
+VERDICTS = ("passed", "failed", "error")
+
+
+def count_experiment(outcome: str) -> None:
+    """One finished SLO experiment by its outcome (``passed``, ``failed``, ``error``)."""
+    EXPERIMENTS.labels(outcome if outcome in VERDICTS else "error").inc()
 
 
 def start_exporter(port: int, addr: str = "127.0.0.1", registry: CollectorRegistry = REGISTRY) -> None:

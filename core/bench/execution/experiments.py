@@ -24,7 +24,7 @@ from typing import Any
 
 import structlog
 
-from bench import tables
+from bench import metrics, tables
 from bench.analysis import confidence
 from bench.api import ExperimentSpec, GeneratorReport, Manifest, Platform, Series, SloVerdict
 from bench.environment import EnvironmentRecord
@@ -164,6 +164,7 @@ class ExperimentRunner:
             self.environment.experiment_finished(load, resources, record.cores_per_instance)
         self.cache[key] = None if record.outcome == "error" else record.passed
         self.experiments_done += 1
+        metrics.count_experiment(record.outcome)
         self._write_partial_table()
         if self.registry.pm is not None:
             self.registry.pm.hook.bench_experiment_finished(
