@@ -78,17 +78,26 @@ KUBERNETES_ONLY_PATCHERS = frozenset({
     "ServiceSelectorPatcher", "NamePatcher", "ImagePatcher", "NodeSelectorPatcher", "SchedulerNamePatcher",
     "DataVolumeLoadGeneratorReplicaPatcher",
 })
+#: the informational SLIs every built-in platform samples (bench.runtime.info_sampler):
+#: output latency percentiles and rate (use cases with an output topic), the records the
+#: SUT committed per second, and the load and CPU of the host bench runs on
+INFO_SLIS = frozenset({
+    "latency-p50", "latency-p95", "latency-p99", "latency-max", "output-rate", "processed-rate",
+    "host-load1", "host-cpu", "host-steal",
+})
+#: CPU and memory of the SUT's processes: only where they run on bench's host
+SUT_PROCESS_SLIS = frozenset({"sut-cpu", "sut-rss"})
 #: every SLI the local platforms sample: lag, the generators' and the Spark driver's reports
 LOCAL_SLIS = frozenset({
     "lag", "generated-records", "generator-rate", "dropped-records", "malformed-records", "input-rate",
     "batch-duration", "spark-processed-rate",
-})
+}) | INFO_SLIS | SUT_PROCESS_SLIS
 LOCAL = PlatformCapabilities(slis=LOCAL_SLIS, ignored_patchers=KUBERNETES_ONLY_PATCHERS,
                              kafka_security=True, local_job=True)
 #: the SUT's dropped and malformed records and the generator pods' records and rate only
 #: with ``prometheus_url``; Kafka security reaches the pods from a Secret, ``--job`` as a ConfigMap
 KUBERNETES = PlatformCapabilities(slis=frozenset({"lag", "dropped-records", "malformed-records",
-                                                  "generated-records", "generator-rate"}),
+                                                  "generated-records", "generator-rate"}) | INFO_SLIS,
                                   kafka_security=True, local_job=True)
 
 # --------------------------------------------------------------------------- checks

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.api import PlatformType, UseCase
-from bench.model import Benchmark, ConfigError, Execution
+from bench.model import Benchmark, ConfigError, Execution, effective_slos
 
 if TYPE_CHECKING:
     from bench.plugins import Registry
@@ -78,6 +78,20 @@ def refuse_unhonoured(registry: Registry, ptype: PlatformType, bench: Benchmark,
     for where, patcher in used_patchers(bench, execution):
         if patcher in caps.ignored_patchers:
             raise ConfigError(f"{where}: the {ptype.name} platform does not apply {patcher}")
+    refuse_unknown_slis(registry, ptype, bench, execution)
+
+
+def refuse_unknown_slis(registry: Registry, ptype: PlatformType, bench: Benchmark, execution: Execution) -> None:
+    """Refuse an SLO whose SLI the platform never samples (a misspelt ``sli`` of a generic
+    SLO): every experiment would fail it for want of data, after hours of measuring."""
+    for slo in effective_slos(bench, execution):
+        slo_type = registry.slos.get(slo.sloType)
+        if slo_type is None:
+            continue  # an unknown type is refused by the benchmark's validation, naming it
+        sli = slo_type.sli_name(slo.properties)
+        if sli not in ptype.capabilities.slis:
+            raise ConfigError(f"SLO {slo.name!r}: SLI {sli!r} is not one the {ptype.name} platform samples "
+                              f"(it samples {', '.join(sorted(ptype.capabilities.slis))})")
 
 
 def run_check(check: Callable[[Mapping[str, Any], UseCase], None] | None, options: Mapping[str, Any],
