@@ -166,6 +166,9 @@ class UseCase:
     #: the generator's, they are every key ``--set`` and YAML ``params`` accept. None:
     #: not declared (older plugins), so no key is refused as unknown.
     params: Sequence[ParamSpec] | None = None
+    #: check_slis(params, {SLO name: SLI}) raises ValueError (one line) for an SLI this use
+    #: case cannot produce with these parameters, before anything starts. None: any.
+    check_slis: Callable[[Mapping[str, Any], Mapping[str, str]], None] | None = None
 
 
 # --------------------------------------------------------------------------- generators

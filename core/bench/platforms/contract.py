@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.api import PlatformType, UseCase
 from bench.model import Benchmark, ConfigError, Execution, effective_slos
+from bench.options import parse_sets
 
 if TYPE_CHECKING:
     from bench.plugins import Registry
@@ -79,6 +80,7 @@ def refuse_unhonoured(registry: Registry, ptype: PlatformType, bench: Benchmark,
         if patcher in caps.ignored_patchers:
             raise ConfigError(f"{where}: the {ptype.name} platform does not apply {patcher}")
     refuse_unknown_slis(registry, ptype, bench, execution)
+    refuse_use_case_slis(registry, bench, execution, parse_sets(opts.get("sets") or ()))
 
 
 def refuse_unknown_slis(registry: Registry, ptype: PlatformType, bench: Benchmark, execution: Execution) -> None:
@@ -92,6 +94,22 @@ def refuse_unknown_slis(registry: Registry, ptype: PlatformType, bench: Benchmar
         if sli not in ptype.capabilities.slis:
             raise ConfigError(f"SLO {slo.name!r}: SLI {sli!r} is not one the {ptype.name} platform samples "
                               f"(it samples {', '.join(sorted(ptype.capabilities.slis))})")
+
+
+def refuse_use_case_slis(registry: Registry, bench: Benchmark, execution: Execution,
+                         sets: Mapping[str, Any]) -> None:
+    """Refuse an SLI that the use case declares it cannot produce with the run's parameters
+    (``UseCase.check_slis``), naming the use case."""
+    use_case = registry.use_cases.get(bench.useCase)
+    if use_case is None or use_case.check_slis is None:
+        return
+    params = {**use_case.default_params, **bench.params, **execution.params, **sets}
+    slis = {slo.name: registry.slos[slo.sloType].sli_name(slo.properties)
+            for slo in effective_slos(bench, execution) if slo.sloType in registry.slos}
+    try:
+        use_case.check_slis(params, slis)
+    except ValueError as exc:
+        raise ConfigError(f"use case {use_case.name}: {exc}") from None
 
 
 def run_check(check: Callable[[Mapping[str, Any], UseCase], None] | None, options: Mapping[str, Any],

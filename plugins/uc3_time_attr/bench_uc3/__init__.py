@@ -9,6 +9,7 @@ from typing import Any
 from bench.api import UseCase, hookimpl
 
 from bench_uc3.benchmark import default_benchmark
+from bench_uc3.panes import check_slis
 from bench_uc3.params import DEFAULT_PARAMS, PARAMS
 from bench_uc3.topology import topology
 
@@ -23,6 +24,7 @@ USE_CASE = UseCase(
     ),
     default_params=dict(DEFAULT_PARAMS),
     params=PARAMS,
+    check_slis=check_slis,
 )
 
 

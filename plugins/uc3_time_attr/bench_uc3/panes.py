@@ -13,12 +13,18 @@ methods give identical results: a (record, window) pair is dropped when the wind
 end is at or before the watermark. A record is therefore kept while its last window is
 open, and only windows ending after the watermark are emitted.
 
+The late records this method drops never reach Spark's ``numRowsDroppedByWatermark``,
+the counter the dropped-records SLI reads, so a run that judges dropped records with
+this method is refused before it starts (:func:`check_slis`).
+
 This module is free of Spark so that it is unit-testable against brute force.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -201,3 +207,22 @@ def apply_batch(
     starts = window_starts(fresh.start, size_ms, advance_ms)
     starts = starts[starts + size_ms > watermark_ms]
     return Update(merged, combine(merged, starts, size_ms), int((~keep).sum()))
+
+
+#: the SLI of Spark's dropped-by-watermark counter, which the panes method bypasses
+DROPPED_SLI = "dropped-records"
+
+
+def check_slis(params: Mapping[str, Any], slis: Mapping[str, str]) -> None:
+    """Refuse an SLO on dropped records with ``windowMethod: panes`` (``UseCase.check_slis``).
+
+    The panes method drops late records in Python, where Spark's counter does not see
+    them: the SLO would pass on a count that stays 0 whatever is dropped.
+    """
+    if str(params.get("windowMethod", "sliding")) != "panes":
+        return
+    for slo, sli in slis.items():
+        if sli == DROPPED_SLI:
+            raise ValueError(f"SLO {slo!r} reads {DROPPED_SLI}, which UC3's windowMethod=panes cannot report "
+                             "(it drops late records where Spark's counter does not see them); "
+                             "use windowMethod=sliding")
