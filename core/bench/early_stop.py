@@ -177,7 +177,7 @@ def decide(
     out: list[EarlyDecision] = []
     for slo in slos:
         slo_type = registry.slos.get(slo.sloType)
-        if slo_type is None or slo_type.decide_early is None:
+        if slo_type is None or not slo_type.can_decide_early():
             out.append(EarlyDecision(None, f"SLO type {slo.sloType!r} cannot stop early", slo=slo.name))
             continue
         sli = slo_type.sli_name(slo.properties)

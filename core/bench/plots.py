@@ -42,6 +42,17 @@ def _rate(records: list[ExperimentRecord], load: float, resources: float | None)
     return load
 
 
+def _axis_label(bench: Benchmark, slo_name: str) -> str:
+    """How the SLO's own type titles its series (``SloType.axis_label``)."""
+    from bench.analysis.runs import slo_types
+
+    for slo in bench.slos:
+        slo_type = slo_types().get(slo.sloType)
+        if slo.name == slo_name and slo_type is not None:
+            return slo_type.axis_label(slo.properties)
+    return slo_name
+
+
 def draw_scalability(ax: Any, outcome: RunOutcome, name: str, load_type: str) -> None:
     """Resources on an integer axis from 0 and loads in records/s, both axes from 0.
 
@@ -127,7 +138,7 @@ def make_plots(outcome: RunOutcome, bench: Benchmark) -> list[Path]:
                 title += f" (threshold {threshold:.4g}/s)"
             ax.set_title(title + (" PASS" if details.get("passed") else " FAIL"))
             ax.set_xlabel("seconds since start of load")
-            ax.set_ylabel("lag (records)")
+            ax.set_ylabel(_axis_label(bench, slo_name))
             ax.legend(fontsize="small")
             ax.grid(True, alpha=0.3)
             path = store.path(

@@ -1,6 +1,7 @@
 """Result files, written as each repetition and experiment finishes.
 
-Names and columns are the reference's (METHOD.md) so existing analysis notebooks work.
+Names and columns are those of the Theodolite method's result files, so existing
+analysis notebooks work.
 Every write goes to a temporary file in the same folder and is renamed into place, so
 an interrupted run leaves only complete files. What ``--resume`` reads back:
 ``exp<id>-result.json`` holds every finished experiment; of an unfinished one, each

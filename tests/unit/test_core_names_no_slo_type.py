@@ -14,11 +14,6 @@ Allowed, each as data a use case's default Benchmark names:
 * ``builtin/calibrated.py``: ``TREND_SLO``, the same SLO written with the built-in
   ``generic`` type; its name stays as the reference's analysis notebooks find lag
   series by it in the result file names.
-
-Still naming it, in modules being reworked in the same issue (issue 21, items 1 and
-3; each entry goes once its module asks the SLO type instead): ``execution/collector.py`` (a progress line), ``analysis/analyze.py`` and
-``analysis/runs.py`` (lag series found by the SLO's name instead of
-``bench.api.trend_slos``).
 """
 
 from __future__ import annotations
@@ -35,7 +30,6 @@ CODE = (tokenize.NAME, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", toke
 
 #: file -> how many code tokens may name the SLO type there (see the module docstring)
 ALLOWED = {"api.py": 2, "builtin/calibrated.py": 1}
-PENDING = {"execution/collector.py", "analysis/analyze.py", "analysis/runs.py"}
 
 
 def named(source: str) -> int:
@@ -57,7 +51,7 @@ def test_the_core_names_no_slo_type_outside_its_data_defaults() -> None:
     for path in sorted(CORE.rglob("*.py")):
         rel = path.relative_to(CORE).as_posix()
         n = named(path.read_text(encoding="utf-8"))
-        if n > ALLOWED.get(rel, 0) and rel not in PENDING:
+        if n > ALLOWED.get(rel, 0):
             found[rel] = n
     assert found == {}
 

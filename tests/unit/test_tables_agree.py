@@ -77,7 +77,7 @@ def _check(folder: Path, ex: dict[str, Any]) -> None:
     assert tables.read_csv_noted(csv_path) == (ex["metric"], table, notes)
     # bench analyze: the stored series re-evaluated under the run's own rules
     run = open_run(folder)
-    if run.lag_files() or outcome.errors:
+    if run.trend_files() or outcome.errors:
         result = analyze(run, run_settings(run))
         assert (result.table, result.notes) == (table, notes)
     # bench compare of the folder against itself, and of its CSV

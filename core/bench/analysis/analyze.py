@@ -71,7 +71,7 @@ def run_settings(run: RunFiles, threshold: float | None = None, rel_to_load: flo
     if threshold is not None and rel_to_load is not None:
         raise ConfigError("give only one of --threshold and --threshold-rel-to-load")
     if threshold is None and rel_to_load is None:
-        props = run.lag_slo_properties()
+        props = run.trend_slo_properties()
         if props.get("thresholdRelToLoad") is not None:
             rel_to_load = float(props["thresholdRelToLoad"])
         elif props.get("threshold") is not None:
@@ -197,10 +197,10 @@ def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> Experime
         result.run_error = str(record.get("cause") or "error")
     result.other_slos_failed = sorted(
         name for name, details in (record.get("slos") or {}).items()
-        if "lag-trend" not in name and isinstance(details, dict) and details.get("passed") is False
+        if name not in run.trend_slo_names() and isinstance(details, dict) and details.get("passed") is False
     )
     errors = []
-    for f in run.lag_files().get(key, []):
+    for f in run.trend_files().get(key, []):
         try:
             t, v = after_warmup(f.path, settings.warmup, f.repetition)
             result.fits.append(fit_repetition(t, v))
@@ -226,10 +226,11 @@ def analyze(run: RunFiles, settings: Settings, metric: str | None = None) -> Ana
     undecided entries as the run's own table.
     """
     errors = {key for key in run.records() if run.outcome(*key) == "error"}
-    if not run.lag_files() and not errors:
-        raise ConfigError(f"{run.directory}: exp{run.exp_id} has no lag-trend series "
-                          f"(exp{run.exp_id}_<load>_<resources>_sli_lag-trend_<rep>.csv)")
-    keys = sorted(set(run.lag_files()) | errors)
+    if not run.trend_files() and not errors:
+        names = ", ".join(run.trend_slo_names()) or "none"
+        raise ConfigError(f"{run.directory}: exp{run.exp_id} has no series of a trend SLO (its trend SLOs: "
+                          f"{names}; files exp{run.exp_id}_<load>_<resources>_sli_<slo>_<rep>.csv)")
+    keys = sorted(set(run.trend_files()) | errors)
     experiments = {key: evaluate_experiment(run, key, settings) for key in keys}
     built = run.table_from_verdicts([(load, res, e.verdict) for (load, res), e in experiments.items()], metric)
     return Analysis(run, settings, built.metric, experiments, built.table, built.notes)

@@ -79,7 +79,7 @@ def _table_of(run: RunFiles, analysis: Analysis | None) -> tables.RunTable:
 
 
 def _analysis(run: RunFiles, confidence: float) -> Analysis | None:
-    if not run.lag_files():
+    if not run.trend_files():
         return None
     return analyze(run, run_settings(run, confidence=confidence))
 
@@ -139,9 +139,9 @@ def _thin(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
 
 
 def _lag_chart(run: RunFiles, exp: ExperimentResult, warmup: float) -> str:
-    files = run.lag_files().get((exp.load, exp.resources), [])
+    files = run.trend_files().get((exp.load, exp.resources), [])
     chart = Chart(f"load {_human(exp.load)}, resources {_human(exp.resources)}",
-                  "seconds since the first sample", "lag (records)", width=540, height=300, x_from_zero=True)
+                  "seconds since the first sample", run.trend_axis_label(), width=540, height=300, x_from_zero=True)
     chart.rules.append((warmup, "end of warm-up"))
     for n, f in enumerate(files):
         series = read_series(f.path)

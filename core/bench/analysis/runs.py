@@ -1,28 +1,29 @@
-"""One run's files in a results folder, found by the names METHOD.md fixes.
+"""One run's files in a results folder, found by the names of the Theodolite method's result files.
 
-The reference's notebooks find lag series by the substring ``lag-trend`` and split
+The reference's notebooks find lag series by a substring of the SLO's name and split
 names on ``_``; this module parses the same names with one exact pattern, so that
 ``exp1`` never picks up ``exp10``'s files (the reference's ``startswith("exp1")``
-would) and a stray file cannot shift a column.
+would) and a stray file cannot shift a column. Which SLOs' series the offline
+analysis re-evaluates, their registered types say (:func:`bench.api.trend_slos`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench import tables
+from bench.api import SloType, trend_slos
 from bench.model import ConfigError
 
 #: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
 SLI_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_sli_([^_]+)_(\d+)\.csv$")
 #: ``exp<id>_<load>_<resources>_info_<sli-name>_<repetition>.csv`` (informational SLIs, bench.info)
 INFO_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_info_([^_]+)_(\d+)\.csv$")
-#: the reference finds lag series by this substring of the SLI (SLO) name
-LAG_TREND = "lag-trend"
 
 Key = tuple[float, float]
 
@@ -56,19 +57,39 @@ class RunFiles:
     def label(self) -> str:
         return f"{self.directory.name or self.directory}/exp{self.exp_id}"
 
-    def lag_files(self) -> dict[Key, list[SliFile]]:
-        """Lag series per (load, resources), repetitions in order."""
+    def slos(self) -> list[dict[str, Any]]:
+        """The run's SLOs with the execution's overrides applied; a run without its
+        benchmark file has the default SLO (what a use case's default Benchmark holds)."""
+        from bench.api import default_slo
+
+        found = (self.benchmark or {}).get("slos")
+        slos = [dict(s) for s in found if isinstance(s, dict)] if isinstance(found, list) else [default_slo()]
+        overrides = {o.get("name"): o for o in (self.execution or {}).get("slos") or [] if isinstance(o, dict)}
+        for slo in slos:
+            override = overrides.get(slo.get("name"))
+            if override is not None:
+                slo["properties"] = {**(slo.get("properties") or {}), **(override.get("properties") or {})}
+        return slos
+
+    def trend_slo_names(self) -> list[str]:
+        """The SLOs the offline analysis re-evaluates, as their registered types say."""
+        return trend_slos(self.slos(), slo_types())
+
+    def trend_files(self) -> dict[Key, list[SliFile]]:
+        """The first trend SLO's series per (load, resources), repetitions in order."""
+        names = self.trend_slo_names()[:1]
         grouped: dict[Key, list[SliFile]] = {}
         for f in self.sli:
-            if LAG_TREND in f.name:
+            if f.name in names:
                 grouped.setdefault((f.load, f.resources), []).append(f)
         for files in grouped.values():
             files.sort(key=lambda f: (f.repetition, f.name))
         return dict(sorted(grouped.items()))
 
     def other_sli_names(self) -> list[str]:
-        """SLIs other than the lag (dropped records, informational ones), if any were stored."""
-        return sorted({f.name for f in self.sli if LAG_TREND not in f.name})
+        """SLO series other than the trend SLOs' (dropped records, ...), if any were stored."""
+        trend = set(self.trend_slo_names())
+        return sorted({f.name for f in self.sli if f.name not in trend})
 
     def metric(self) -> str:
         """demand or capacity, as the run was configured (demand when nothing says)."""
@@ -140,22 +161,24 @@ class RunFiles:
             lower_bound=self.lower_bound(), decreasing=self.decreasing(), complete=self.complete(),
         )
 
-    def lag_slo_properties(self) -> dict[str, Any]:
-        """The run's lag-trend SLO properties (benchmark, then execution overrides)."""
-        props: dict[str, Any] = {}
-        name = None
-        for slo in (self.benchmark or {}).get("slos") or []:
-            if slo.get("sloType") == LAG_TREND or LAG_TREND in str(slo.get("name", "")):
-                props.update(slo.get("properties") or {})
-                name = slo.get("name")
-                break
-        for override in (self.execution or {}).get("slos") or []:
-            if override.get("name") == name:
-                props.update(override.get("properties") or {})
-        return props
+    def trend_axis_label(self) -> str:
+        """How the first trend SLO's type titles its series (``SloType.axis_label``)."""
+        names = self.trend_slo_names()
+        for slo in self.slos():
+            if names and slo.get("name") == names[0]:
+                return slo_types()[str(slo.get("sloType"))].axis_label(slo.get("properties") or {})
+        return "value"
+
+    def trend_slo_properties(self) -> dict[str, Any]:
+        """The first trend SLO's properties (benchmark, then execution overrides)."""
+        names = self.trend_slo_names()
+        for slo in self.slos():
+            if names and slo.get("name") == names[0]:
+                return dict(slo.get("properties") or {})
+        return {}
 
     def warmup(self) -> float | None:
-        props = self.lag_slo_properties()
+        props = self.trend_slo_properties()
         if props.get("warmup") is not None:
             return float(props["warmup"])
         ex = (self.execution or {}).get("execution") or {}
@@ -191,6 +214,19 @@ class RunFiles:
             return None
         mid = len(rates) // 2
         return rates[mid] if len(rates) % 2 else (rates[mid - 1] + rates[mid]) / 2.0
+
+
+def slo_types() -> Mapping[str, SloType]:
+    """The registered SLO types (the plugins are loaded once per process)."""
+    global _TYPES
+    if _TYPES is None:
+        from bench.plugins import load_plugins
+
+        _TYPES = dict(load_plugins().slos)
+    return _TYPES
+
+
+_TYPES: dict[str, SloType] | None = None
 
 
 def _json(path: Path) -> dict[str, Any] | None:

@@ -72,7 +72,8 @@ class SliCollector:
             if elapsed >= ex.duration:
                 return samples
             if ex.earlyStop and self.evaluator.decided_early(samples.series, spec, elapsed):
-                self.progress(f"{label}: lag trend decided early at {elapsed:.0f} s", False)
+                self.progress(f"{label}: {', '.join(self.evaluator.early_deciders())} decided early at "
+                              f"{elapsed:.0f} s", False)
                 samples.early = True
                 return samples
             next_tick += ex.sampleInterval

@@ -54,6 +54,11 @@ class SloEvaluator:
         """Whether the rest of this repetition can no longer change the experiment's verdict."""
         return decided(self.slos, self.registry, series, self.settings, spec, elapsed)
 
+    def early_deciders(self) -> list[str]:
+        """The names of the SLOs whose type can end a repetition early (for the progress line)."""
+        return [slo.name for slo in self.slos
+                if slo.sloType in self.registry.slos and self.registry.slos[slo.sloType].can_decide_early()]
+
     def settled(
         self, collected: dict[str, list[Series]], load: float, resources: float, rate: float, remaining: int
     ) -> bool | None:
