@@ -38,11 +38,16 @@ def analyze(results: str, exp_id: int | None, threshold: float | None, threshold
     capacity) table and every experiment's median slope, its confidence interval, its
     margin to the threshold and an `unstable` flag.
     """
+    from bench.analysis import inputs
     from bench.analysis.analyze import analyze as run_analysis
     from bench.analysis.analyze import format_analysis, run_settings, write
     from bench.analysis.runs import open_run
 
+    inputs.check_options(threshold, threshold_rel_to_load, warmup, confidence)
+    inputs.check_source(results)
     run = open_run(results, exp_id)
+    inputs.check_run(run)
+    inputs.check_warmup(run, warmup)
     settings = run_settings(run, threshold, threshold_rel_to_load, warmup, confidence)
     result = run_analysis(run, settings, metric)
     csv_path, json_path = write(result, Path(output) if output else None)
@@ -61,9 +66,16 @@ def compare(old: str, new: str) -> None:
     any load (or the capacity fell for any resource amount), 0 otherwise, 2 on
     unreadable input.
     """
+    from bench.analysis import inputs
     from bench.analysis.compare import compare_tables, format_comparison, read_table
 
-    comparison = compare_tables(read_table(old), read_table(new))
+    tables = []
+    for source in (old, new):
+        inputs.check_source(source)
+        table = read_table(source)
+        inputs.check_table(source, table)
+        tables.append(table)
+    comparison = compare_tables(*tables)
     click.echo(format_comparison(comparison, old, new))
     if comparison.regressed:
         sys.exit(EXIT_REGRESSION)
@@ -82,11 +94,18 @@ def report(results: tuple[str, ...], output: str, confidence: float) -> None:
     with a linear-scaling line, every experiment's lag with its trend and margin, the
     generator accuracy, other SLIs, each run's environment, scaling efficiency and cost.
     """
+    from bench.analysis import inputs
     from bench.analysis.report import build_report
     from bench.analysis.runs import open_run
     from bench.results import atomic_write
 
-    html = build_report([open_run(r) for r in results], confidence=confidence)
+    inputs.check_options(None, None, None, confidence)
+    for source in results:
+        inputs.check_source(source)
+    runs = [open_run(r) for r in results]
+    for run in runs:
+        inputs.check_run(run)
+    html = build_report(runs, confidence=confidence)
     atomic_write(Path(output), html)
     click.echo(f"report: {output}")
 

@@ -65,39 +65,29 @@ def stages(plugin: str, sensors: int, duration: float, warmup: float, drain: flo
     stage's latency is its output's append time minus its input's append time. Prints
     median, p95 and p99 per stage and end to end, and writes a JSON and a PNG plot.
     """
-    from bench.errors import UserError
     from bench.plugins import load_plugins
     from bench.runtime.kafka.broker import running_broker
     from bench.stages.measure import format_table
     from bench.stages.pipeline import STAGES, StageRun, run_stages
 
     registry = load_plugins()
-    if plugin not in registry.use_cases:
-        raise UserError(f"--plugin {plugin}: no such use case (known: {', '.join(sorted(registry.use_cases))})")
-    use_case = registry.use_cases[plugin]
-    params: dict[str, object] = {}
-    for item in sets:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UserError(f"--set {item}: expected KEY=VALUE")
-        params[key] = value
-    for spec in use_case.params or ():
-        if spec.name in params:
-            try:
-                spec.check(params[spec.name])
-            except ValueError as exc:
-                raise UserError(f"--set {spec.name}={params[spec.name]}: {exc}") from None
+    use_case, params = check_inputs(registry, plugin, sensors, duration, warmup, drain, instances, sets,
+                                    bootstrap_servers, Path(results))
 
     def run(bootstrap: str) -> StageRun:
         return run_stages(registry, use_case, bootstrap=bootstrap, sensors=sensors, duration=duration,
                           warmup=warmup, params=params, instances=instances, drain=drain,
                           progress=lambda m: click.echo(m, err=True))
 
-    if bootstrap_servers:
-        result = run(bootstrap_servers)
-    else:
-        with running_broker() as broker:
-            result = run(broker.bootstrap_servers)
+    try:
+        if bootstrap_servers:
+            result = run(bootstrap_servers)
+        else:
+            with running_broker() as broker:
+                result = run(broker.bootstrap_servers)
+    except Exception as exc:
+        _kafka_error_as_one_line(exc)
+        raise
     doc = result.as_dict()
     click.echo(format_table(result.rows))
     total = float(doc["sumOfStageMedians"])
@@ -110,6 +100,80 @@ def stages(plugin: str, sensors: int, duration: float, warmup: float, drain: flo
     stem.with_suffix(".json").write_text(json.dumps(doc, indent=2))
     png = plot(doc, stem.with_suffix(".png"))
     click.echo(f"written: {stem.with_suffix('.json')}, {png}")
+
+
+def check_inputs(registry: Any, plugin: str, sensors: int, duration: float, warmup: float, drain: float,
+                 instances: int, sets: tuple[str, ...], bootstrap_servers: str | None,
+                 results: Path) -> tuple[Any, dict[str, Any]]:
+    """Everything ``bench stages`` is given, checked as ``bench run`` checks its own,
+    before a broker or Spark starts: the use case and its topology, ``--set`` keys and
+    values, the numbers against :mod:`bench.bounds`, the Kafka address (and one probe),
+    the results folder."""
+    from bench import bounds
+    from bench.errors import UserError
+    from bench.launch_checks import check_results_dir, probe_kafka
+    from bench.model import declared_params, validate_params
+    from bench.options import parse_sets
+
+    if plugin not in registry.use_cases:
+        raise UserError(f"--plugin {plugin}: no such use case (known: {', '.join(sorted(registry.use_cases))})")
+    use_case = registry.use_cases[plugin]
+    _check_topology(use_case)
+    params = parse_sets(sets)
+    declared, complete = declared_params(use_case, registry)
+    validate_params(params, declared, complete, "--set")
+    for option, value, bound in (("--duration", duration, bounds.DURATION), ("--warmup", warmup, bounds.WARMUP),
+                                 ("--drain", drain, bounds.DELAY), ("--instances", instances,
+                                                                    bounds.RESOURCE_VALUE["Instances"]),
+                                 ("--sensors", sensors, bounds.OBJECT_FIELDS["BenchGenerator"]["sensors"])):
+        bounds.check_value(bound, value, option)
+    if warmup >= duration:
+        raise UserError(f"--warmup {warmup:g}: must be shorter than --duration ({duration:g} s); no record "
+                        "would be counted")
+    bounds.check_host_slots([{"kind": "BenchSut", "spec": {"replicas": instances}}], "--instances")
+    if bootstrap_servers:
+        probe_kafka(bootstrap_servers)
+    check_results_dir(results)
+    return use_case, params
+
+
+class _TopologyProbe(Exception):
+    """Raised by the probe context the moment a topology touches it: a real topology."""
+
+
+class _ProbeContext:
+    def __getattr__(self, name: str) -> Any:
+        raise _TopologyProbe(name)
+
+
+def _check_topology(use_case: Any) -> None:
+    """A use case whose SUT is not a Spark topology of its own (none, or a user's script)
+    says so when asked to build one; asked with a context that stops any real topology
+    at its first touch, it tells here instead of after the broker started."""
+    from bench.errors import UserError
+
+    if use_case.topology is None:
+        raise UserError(f"--plugin {use_case.name}: the use case has no Spark topology; bench stages splits "
+                        "Spark pipelines")
+    try:
+        use_case.topology(_ProbeContext())
+    except _TopologyProbe:
+        return
+    except UserError as exc:
+        raise UserError(f"--plugin {use_case.name}: bench stages cannot split it: {exc}") from None
+    except Exception:  # noqa: BLE001 - a topology failing on a probe context is judged when it runs
+        return
+
+
+def _kafka_error_as_one_line(exc: BaseException) -> None:
+    """A Kafka client that cannot reach the cluster is the user's to fix: one line."""
+    from bench.errors import UserError
+
+    module = type(exc).__module__
+    if module.startswith(("aiokafka", "kafka", "confluent_kafka")):
+        text = " ".join(str(exc).split())
+        name = type(exc).__name__
+        raise UserError(f"Kafka: {text if text.startswith(name) else f'{name}: {text}'}") from None
 
 
 COMMANDS = (stages,)
