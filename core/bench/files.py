@@ -211,8 +211,12 @@ def parse_yaml(text: str, label: str) -> Any:
 
 
 def load_yaml(path: str | Path, what: str = "") -> Any:
-    """A user's YAML file (Benchmark, Execution), read and parsed safely."""
-    return parse_yaml(read_text(path, what), _label(path, what))
+    """A user's YAML file (Benchmark, Execution), read and parsed safely; one written in
+    the reference's schema comes back in bench's shape (bench.model_reference)."""
+    from bench.model_reference import as_bench
+
+    return as_bench(parse_yaml(read_text(path, what), _label(path, what)), Path(path),
+                    lambda file, where: parse_yaml(read_text(file, where), f"{where} {file}"))
 
 
 def parse_yaml_value(text: str, label: str) -> Any:

@@ -8,33 +8,46 @@ registered. Both run before anything starts, as does ``validate_params`` (use-ca
 parameters against what the plugin declared) and ``validate_deployment_paths``
 (``--set OBJECT.FIELD=V`` against the objects).
 
-Numbers are strict where a lax parse would hide a mistake: ``true`` is not 1
-(``loadValues: [true]``), and ``inf``/``nan`` are no duration. An unknown field names
-the nearest known one, because a typo is the usual cause.
+The models themselves live in :mod:`bench.model_base` and are re-exported here;
+documents in the reference's schema are turned into bench's shape first
+(:mod:`bench.model_reference`).
 """
 
 from __future__ import annotations
 
-import difflib
-import math
 import typing
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
     ValidationError,
-    field_validator,
-    model_validator,
 )
 
-from bench.errors import UserError
+from bench.model_base import (  # noqa: F401  (re-exported: callers import them from bench.model)
+    STRATEGY_ALIASES,
+    Benchmark,
+    ConfigError,
+    ConfigOverride,
+    Count,
+    Execution,
+    ExecutionParams,
+    KafkaConfig,
+    LoadDef,
+    Number,
+    PatcherRef,
+    PositiveValues,
+    ResourceDef,
+    ResourceSet,
+    SloDef,
+    SloOverride,
+    StrategyDef,
+    TopicDef,
+    TypeDef,
+    _Model,
+    nearest,
+)
 from bench.model_params import (  # noqa: F401  (re-exported: callers import them from bench.model)
     OBJECT_FIELDS,
     check_param,
@@ -44,191 +57,8 @@ from bench.model_params import (  # noqa: F401  (re-exported: callers import the
     validate_object_params,
     validate_params,
 )
+from bench.model_reference import as_bench, benchmark_doc, execution_doc, is_reference, refusal
 from bench.plugins import Registry
-
-
-class ConfigError(UserError, ValueError):
-    """A configuration problem, phrased for the user (field path and allowed values)."""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
-
-
-def _not_bool(value: Any) -> Any:
-    # pydantic's lax mode reads true as 1.0; in a load list or a duration it is a typo.
-    if isinstance(value, bool):
-        raise ValueError(f"{str(value).lower()} is not a number")
-    return value
-
-
-#: a float that refuses booleans
-Number = Annotated[float, BeforeValidator(_not_bool)]
-#: an int that refuses booleans
-Count = Annotated[int, BeforeValidator(_not_bool)]
-
-
-def nearest(name: str, known: Iterable[str]) -> str:
-    """``; did you mean 'x'?`` for the closest known name, or a list of them."""
-    names = sorted({str(k) for k in known})
-    close = difflib.get_close_matches(name, names, n=1)
-    if close:
-        return f"; did you mean {close[0]!r}?"
-    return f"; known: {', '.join(names)}" if names else ""
-
-
-class PatcherRef(_Model):
-    type: str
-    resource: str = ""
-    properties: dict[str, Any] = Field(default_factory=dict)
-
-
-class TypeDef(_Model):
-    typeName: str
-    patchers: list[PatcherRef] = Field(default_factory=list)
-    #: which way load (or resources) grows: ``increasing`` when a larger value means more
-    #: (sensors, window size), ``decreasing`` when a smaller one does (a message period, a
-    #: window's advance). Searches, the lower-bound restriction and capacity follow it.
-    direction: Literal["increasing", "decreasing"] = "increasing"
-
-
-class SloDef(_Model):
-    name: str
-    sloType: str
-    properties: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _no_underscore(cls, v: str) -> str:
-        # Result file names are split on "_" by the reference's analysis code.
-        if "_" in v or not v:
-            raise ValueError(f"SLO name {v!r} must be non-empty and contain no '_'")
-        return v
-
-
-class TopicDef(_Model):
-    name: str
-    numPartitions: Count = Field(default=4, ge=1)
-    replicationFactor: Count = Field(default=1, ge=1)
-
-
-class KafkaConfig(_Model):
-    bootstrapServer: str | None = None
-    topics: list[TopicDef] = Field(default_factory=lambda: [TopicDef(name="input")])
-
-
-class ResourceSet(_Model):
-    resources: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class Benchmark(_Model):
-    name: str
-    useCase: str
-    sut: ResourceSet = Field(default_factory=ResourceSet)
-    loadGenerator: ResourceSet = Field(default_factory=ResourceSet)
-    loadTypes: list[TypeDef] = Field(min_length=1)
-    resourceTypes: list[TypeDef] = Field(min_length=1)
-    slos: list[SloDef] = Field(default_factory=list)
-    kafkaConfig: KafkaConfig = Field(default_factory=KafkaConfig)
-    params: dict[str, Any] = Field(default_factory=dict)
-    #: an optional execution used when the user gives none (laptop-sized defaults)
-    defaultExecution: dict[str, Any] | None = None
-
-
-def _check_values(values: list[float]) -> list[float]:
-    for value in values:
-        if not math.isfinite(value) or value <= 0:
-            raise ValueError(f"value {value!r} must be a positive number")
-    if len(set(values)) != len(values):
-        raise ValueError(f"values {values} contain duplicates")
-    return sorted(values)
-
-
-#: load or resource values: at least one, each positive and finite, no duplicates, sorted
-PositiveValues = Annotated[list[Number], Field(min_length=1), AfterValidator(_check_values)]
-
-
-class LoadDef(_Model):
-    loadType: str
-    loadValues: PositiveValues
-
-
-class ResourceDef(_Model):
-    resourceType: str
-    resourceValues: PositiveValues
-
-
-class SloOverride(_Model):
-    name: str
-    properties: dict[str, Any] = Field(default_factory=dict)
-
-
-#: accepted strategy names -> registered strategy name
-STRATEGY_ALIASES = {
-    "FullSearch": "full",
-    "LinearSearch": "linear",
-    "BinarySearch": "binary",
-    "InitialGuessSearch": "initial-guess",
-}
-
-
-class StrategyDef(_Model):
-    name: str = "linear"
-    restrictions: list[Literal["LowerBound"]] = Field(default_factory=lambda: ["LowerBound"])  # type: ignore[arg-type]
-    searchStrategy: str | None = None
-    guessStrategy: str | None = None
-
-    def resolved(self) -> tuple[str, bool]:
-        """(registered strategy name, lower bound) from either naming style."""
-        name = self.name
-        if name == "RestrictionSearch":
-            name = self.searchStrategy or "LinearSearch"
-        return STRATEGY_ALIASES.get(name, name), "LowerBound" in self.restrictions
-
-
-class ExecutionParams(_Model):
-    metric: Literal["demand", "capacity"] = "demand"
-    strategy: StrategyDef = Field(default_factory=StrategyDef)
-    duration: Number = Field(default=300, gt=0)
-    warmup: Number = Field(default=60, ge=0)
-    repetitions: Count = Field(default=3, ge=1)
-    loadGenerationDelay: Number = Field(default=0, ge=0)
-    afterTeardownDelay: Number = Field(default=5, ge=0)
-    sampleInterval: Number = Field(default=5, gt=0)
-    earlyStop: bool = Field(default=True, strict=True)
-
-    @model_validator(mode="after")
-    def _warmup_fits(self) -> ExecutionParams:
-        if self.warmup >= self.duration:
-            raise ValueError(
-                f"warmup ({self.warmup:g} s) must be shorter than duration ({self.duration:g} s)"
-            )
-        # A lag trend needs two samples after the warm-up; fewer and every SLO on a
-        # trend is undecidable, which the run would only say at its end.
-        if 2 * self.sampleInterval > self.duration - self.warmup:
-            raise ValueError(
-                f"sampleInterval ({self.sampleInterval:g} s) must leave two samples between warmup "
-                f"({self.warmup:g} s) and duration ({self.duration:g} s): at most "
-                f"{(self.duration - self.warmup) / 2:g} s"
-            )
-        return self
-
-
-class ConfigOverride(_Model):
-    patcher: PatcherRef
-    value: Any
-
-
-class Execution(_Model):
-    name: str = "execution"
-    benchmark: str
-    load: LoadDef
-    resources: ResourceDef
-    slos: list[SloOverride] = Field(default_factory=list)
-    execution: ExecutionParams = Field(default_factory=ExecutionParams)
-    configOverrides: list[ConfigOverride] = Field(default_factory=list)
-    params: dict[str, Any] = Field(default_factory=dict)
-
 
 # --------------------------------------------------------------------------- loading
 
@@ -276,6 +106,11 @@ def format_validation_error(exc: ValidationError, prefix: str, model: type[BaseM
 
 
 def _parse(model: type[_M], doc: Any, what: str) -> _M:
+    if is_reference(doc):
+        try:
+            doc = benchmark_doc(doc, Path.cwd()) if model is Benchmark else execution_doc(doc)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     data = _unwrap(doc, what)
     try:
         return model.model_validate(data)
@@ -292,13 +127,18 @@ def parse_execution(doc: Any) -> Execution:
 
 
 def load_yaml(path: str | Path) -> Any:
+    """The YAML document; one in the reference's schema comes back in bench's shape,
+    which is what the launcher merges with its defaults."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+            doc = yaml.safe_load(fh)
+        return as_bench(doc, Path(path))
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(exc)}") from None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -333,6 +173,9 @@ def _one_of(field: str, value: str, allowed: Any, registry: Registry | None = No
 
 
 def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
+    cannot_run = refusal(bench)
+    if cannot_run is not None:
+        raise ConfigError(cannot_run)
     if bench.useCase not in registry.use_cases:
         raise _one_of("benchmark.useCase", bench.useCase, registry.use_cases, registry)
     object_names = {
@@ -387,7 +230,10 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
         raise _one_of("execution.resources.resourceType", execution.resources.resourceType, resource_types)
     slo_names = {s.name for s in bench.slos}
     for i, override in enumerate(execution.slos):
-        if override.name not in slo_names:
+        if override.sloType is not None:
+            if override.sloType not in registry.slos:
+                raise _one_of(f"execution.slos[{i}].sloType", override.sloType, registry.slos, registry)
+        elif override.name not in slo_names and override.name not in registry.slos:
             raise _one_of(f"execution.slos[{i}].name", override.name, slo_names)
     for slo in effective_slos(bench, execution):
         _validate_slo_props(f"slo {slo.name!r} properties", registry, slo.sloType, slo.properties)
@@ -413,12 +259,21 @@ def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
     """The benchmark's SLOs with the execution's property overrides applied.
 
     An execution that names SLOs uses only those; one that names none uses them all.
+    An execution SLO with a ``sloType`` (the reference's older executions), or named as
+    an SLO type the benchmark has no SLO of (a reference execution's ``lag trend`` for a
+    bench use case), is an SLO of its own, replacing a benchmark SLO of the same name.
     """
-    overrides = {o.name: o.properties for o in execution.slos}
-    slos = [s for s in bench.slos if not overrides or s.name in overrides]
+    names = {s.name for s in bench.slos}
+    # an SLO the benchmark lacks, named as an SLO type ("lag trend"), is an SLO of that type
+    own = [SloDef(name=o.name, sloType=o.sloType or o.name, properties=dict(o.properties)) for o in execution.slos
+           if o.sloType is not None or o.name not in names]
+    overrides = {o.name: o.properties for o in execution.slos if o.sloType is None and o.name in names}
+    own_names = {o.name for o in own}
+    slos = [s for s in bench.slos if (not execution.slos or s.name in overrides) and s.name not in own_names]
     return [
-        SloDef(name=s.name, sloType=s.sloType, properties={**s.properties, **overrides.get(s.name, {})})
-        for s in slos
+        *(SloDef(name=s.name, sloType=s.sloType, properties={**s.properties, **overrides.get(s.name, {})})
+          for s in slos),
+        *own,
     ]
 
 

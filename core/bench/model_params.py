@@ -9,28 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench.api import Manifest, ParamSpec, UseCase
-from bench.errors import UserError
+from bench.model_base import Benchmark, ConfigError, nearest
 from bench.plugins import Registry
-
-if TYPE_CHECKING:
-    from bench.model import Benchmark
-
-
-def _config_error(message: str) -> UserError:
-    from bench.model import ConfigError
-
-    return ConfigError(message)
-
-
-def _nearest(name: str, known: Any) -> str:
-    from bench.model import nearest
-
-    return nearest(name, known)
-
-
 
 #: the fields of the embedded kinds that ``--set OBJECT.FIELD=V`` may set, with their
 #: ranges; the platforms read them with ``int()``/``float()``, so a bad value would end
@@ -74,12 +57,12 @@ def check_param(key: str, value: Any, declared: Mapping[str, ParamSpec], complet
     spec = declared.get(key)
     if spec is None:
         if complete:
-            raise _config_error(f"{prefix}: unknown parameter {key!r}{_nearest(key, declared)}")
+            raise ConfigError(f"{prefix}: unknown parameter {key!r}{nearest(key, declared)}")
         return
     try:
         spec.check(value)
     except ValueError as exc:
-        raise _config_error(f"{prefix}: {key} {exc}") from None
+        raise ConfigError(f"{prefix}: {key} {exc}") from None
 
 
 def validate_object_params(bench: Benchmark, declared: Mapping[str, ParamSpec], complete: bool) -> None:
@@ -108,10 +91,10 @@ def validate_deployment_paths(
         where = f"--set {key}={_show(value)}"
         indices = select_indices(objects, obj_name) if obj_name else []
         if not indices:
-            raise _config_error(f"{where}: no deployment object {obj_name!r}{_nearest(obj_name, names)}")
+            raise ConfigError(f"{where}: no deployment object {obj_name!r}{nearest(obj_name, names)}")
         parts = path.split(".")
         if not all(parts):
-            raise _config_error(f"{where}: empty field name in {path!r}")
+            raise ConfigError(f"{where}: empty field name in {path!r}")
         for i in indices:
             obj = objects[i]
             if parts[0] == "params" and len(parts) == 2 and obj.get("kind") in OBJECT_FIELDS:
@@ -126,16 +109,16 @@ def _check_field(where: str, obj: Manifest, parts: list[str], value: Any) -> Non
         if not isinstance(target, dict) or part not in target:
             known = list(target) if isinstance(target, dict) else []
             field = ".".join(["spec", *parts[: depth + 1]])
-            raise _config_error(f"{where}: {names_of(obj)} has no field {field}{_nearest(part, known)}")
+            raise ConfigError(f"{where}: {names_of(obj)} has no field {field}{nearest(part, known)}")
         target = target[part]
     spec = OBJECT_FIELDS.get(str(obj.get("kind")), {}).get(parts[0]) if len(parts) == 1 else None
     if spec is not None:
         try:
             spec.check(value)
         except ValueError as exc:
-            raise _config_error(f"{where}: {parts[0]} {exc}") from None
+            raise ConfigError(f"{where}: {parts[0]} {exc}") from None
     elif not _same_kind(target, value):
-        raise _config_error(f"{where}: {names_of(obj)} field spec.{'.'.join(parts)} holds {_kind(target)}, "
+        raise ConfigError(f"{where}: {names_of(obj)} field spec.{'.'.join(parts)} holds {_kind(target)}, "
                           f"not {_kind(value)}")
 
 

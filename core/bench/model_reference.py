@@ -1,0 +1,317 @@
+"""The reference's (Theodolite's) Benchmark and Execution documents, read as written.
+
+Both generations of the reference's schema are turned into bench's shape before
+pydantic sees them, so every field the reference defines is either honoured or
+refused by :func:`refusal` in one line that names the part and says why:
+
+- the wrapper ``apiVersion`` / ``kind`` / ``metadata`` / ``spec`` (``metadata.name``
+  names the document; labels are kept out of the way);
+- resource sets: ``fileSystem`` (read from disk, relative to the benchmark file, each
+  manifest marked with its file name so that a patcher's ``resource`` selects it),
+  ``configMap`` (kept apart: it lives in a cluster), the oldest schema's
+  ``appResource`` / ``loadGenResource`` file lists, ``infrastructure``,
+  ``beforeActions`` / ``afterActions``, ``waitForResourcesEnabled``;
+- SLOs of the older schema (``sloType``, ``prometheusUrl``, ``offset``, ``properties``;
+  in the oldest executions ``threshold``, ``warmup``, ``externalSloUrl`` beside them)
+  and of the current one (top-level ``slis``; SLOs naming an ``sli`` with
+  ``warmupSeconds``, ``externalSloChecker``, the threshold forms and aggregations as
+  fields of their own);
+- ``kafkaConfig`` topics with ``removeOnly`` (bench deletes every topic of a repetition
+  anyway, so these are only recorded);
+- ``execution.strategy`` as a string (``LinearSearch``) with the older
+  ``execution.restrictions``, or as an object; restrictions exactly as written, none
+  when none are written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: the annotation that records the file a manifest came from (bench.patching selects by it)
+SOURCE_ANNOTATION = "bench/source"
+#: fields of the reference's SLO of the current schema that go into bench's properties
+SLO_FIELDS = ("sli", "warmupSeconds", "externalSloChecker", "threshold", "thresholdRelToLoad",
+              "thresholdRelToResources", "thresholdFromExpression", "queryAggregation", "repetitionAggregation",
+              "operator")
+#: the fields of the oldest schema's execution SLOs that are properties in the later ones
+OLD_SLO_PROPERTIES = ("threshold", "warmup", "externalSloUrl", "ratio")
+_GROUPS = ("sut", "loadGenerator", "infrastructure")
+#: how the reference's PromQL queries name the SLIs bench samples itself
+_KNOWN_QUERIES = (
+    (re.compile(r"group_lag|consumergroup.*lag|records_lag", re.I), "lag"),
+    (re.compile(r"dropped_records", re.I), "dropped-records"),
+)
+#: the reference's rule per SLI, for an SLO of the current schema that gives no aggregation
+_RULES = {
+    "lag": {"queryAggregation": "trend", "repetitionAggregation": "median", "operator": "lt"},
+    "dropped-records": {"queryAggregation": "max", "repetitionAggregation": "max", "operator": "lt"},
+}
+#: what a SUT image or manifest name says about the stream processing framework
+_FRAMEWORKS = (("beam-samza", "Apache Beam on Samza"), ("beam-flink", "Apache Beam on Flink"),
+               ("samza", "Apache Samza"), ("flink", "Apache Flink"), ("hazelcastjet", "Hazelcast Jet"),
+               ("kstreams", "Kafka Streams"), ("kafka-streams", "Kafka Streams"))
+
+
+def body_of(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = doc.get("spec")
+    return spec if isinstance(spec, Mapping) and ("kind" in doc or "apiVersion" in doc) else doc
+
+
+def is_reference(doc: Any) -> bool:
+    """Whether a document is written in one of the reference's schemas (rather than
+    bench's): its apiVersion, or a field only the reference writes."""
+    if not isinstance(doc, Mapping):
+        return False
+    if str(doc.get("apiVersion", "")).startswith("theodolite."):
+        return True
+    body = body_of(doc)
+    if any(k in body for k in ("appResource", "loadGenResource", "slis", "waitForResourcesEnabled")):
+        return True
+    for group in _GROUPS:
+        part = body.get(group)
+        if isinstance(part, list):
+            return True
+        if isinstance(part, Mapping):
+            items = part.get("resources") or []
+            if any(isinstance(r, Mapping) and ("configMap" in r or "fileSystem" in r) for r in items):
+                return True
+    execution = body.get("execution")
+    if isinstance(execution, Mapping) and (isinstance(execution.get("strategy"), str) or "restrictions" in execution):
+        return True
+    slos = body.get("slos")
+    return isinstance(slos, list) and any(
+        isinstance(s, Mapping) and ("prometheusUrl" in s or "offset" in s or ("sli" in s and "sloType" not in s)
+                                    or ("sloType" in s and "name" not in s)) for s in slos)
+
+
+def sli_of_query(query: Any) -> str | None:
+    """The bench SLI a reference PromQL query measures, when bench samples it itself."""
+    for pattern, sli in _KNOWN_QUERIES:
+        if isinstance(query, str) and pattern.search(query):
+            return sli
+    return None
+
+
+def as_bench(doc: Any, path: Path, read: Reader | None = None) -> Any:
+    """A document read from ``path``: one in the reference's schema in bench's shape
+    (its fileSystem resource sets read relative to ``path``), any other unchanged."""
+    if not is_reference(doc):
+        return doc
+    body = body_of(doc)
+    kind = str(doc.get("kind", "")).lower()
+    if kind == "benchmark" or (kind != "execution" and ("loadTypes" in body or "resourceTypes" in body)):
+        return benchmark_doc(doc, path.resolve().parent, read or plain_reader)
+    return execution_doc(doc)
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+#: reads one manifest file: (path, how the benchmark names it) -> the YAML document
+Reader = Callable[[Path, str], Any]
+
+
+def plain_reader(path: Path, where: str) -> Any:
+    """A manifest file as YAML (``bench.files`` passes its size- and bomb-checked reader instead)."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot read {path}: {exc.strerror} (paths are relative to the "
+                         "benchmark file)") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{where}: {path} is not valid YAML: {' '.join(str(exc).split())}") from None
+
+
+def _read_files(where: str, path: Any, files: Any, base: Path, read: Reader) -> list[dict[str, Any]]:
+    folder = Path(str(path or "."))
+    folder = folder if folder.is_absolute() else base / folder
+    names = [str(f) for f in files] if isinstance(files, list) else (
+        sorted(p.name for p in folder.glob("*.y*ml")) if folder.is_dir() else [])
+    if not names:
+        raise ValueError(f"{where}: no manifest files in {folder} (paths are relative to the benchmark file)")
+    manifests = []
+    for name in names:
+        manifest = read(folder / name, where)
+        if not isinstance(manifest, dict):
+            raise ValueError(f"{where}: {folder / name} does not hold a Kubernetes manifest")
+        raw_meta = manifest.get("metadata")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        manifest["metadata"] = {**meta, "annotations": {**(meta.get("annotations") or {}), SOURCE_ANNOTATION: name}}
+        manifests.append(manifest)
+    return manifests
+
+
+def _resource_set(where: str, part: Any, base: Path, read: Reader) -> dict[str, Any]:
+    if part is None:
+        return {}
+    if isinstance(part, list):  # the oldest schema: a list of file names
+        return {"resources": _read_files(where, ".", part, base, read)} if part else {}
+    out = {k: v for k, v in dict(part).items() if k != "resources"}
+    resources: list[dict[str, Any]] = []
+    config_maps: list[dict[str, Any]] = []
+    for i, item in enumerate(part.get("resources") or []):
+        if isinstance(item, Mapping) and "configMap" in item:
+            config_maps.append({**dict(item["configMap"] or {}), "index": i})
+        elif isinstance(item, Mapping) and "fileSystem" in item:
+            fs = item["fileSystem"] or {}
+            resources += _read_files(f"{where}.resources[{i}].fileSystem", fs.get("path"), fs.get("files"), base,
+                                     read)
+        else:
+            resources.append(item)
+    out["resources"] = resources
+    if config_maps:
+        out["configMaps"] = config_maps
+    return out
+
+
+def _slo(slo: Mapping[str, Any], slis: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    out = {k: v for k, v in slo.items() if k not in SLO_FIELDS}
+    props = dict(slo.get("properties") or {})
+    for key in SLO_FIELDS:
+        if slo.get(key) is not None:
+            props[key] = slo[key]
+    for key in OLD_SLO_PROPERTIES:  # the oldest executions write these beside sloType
+        if key in out and key not in ("name", "sloType"):
+            props.setdefault(key, out.pop(key))
+    if props.get("warmupSeconds") is not None:
+        props.setdefault("warmup", props["warmupSeconds"])
+    if "sli" in props and isinstance(props["sli"], str):
+        sli = slis.get(props["sli"], {})
+        query = next((sli.get(k) for k in ("promQLQuery", "query") if sli.get(k)), None)
+        props["sli"] = sli_of_query(query) or props["sli"]
+    elif sli_of_query(props.get("promQLQuery") or slo.get("query")):
+        props["sli"] = sli_of_query(props.get("promQLQuery") or slo.get("query"))
+    if "sloType" not in out:
+        # The current schema names no SLO type: the checker decides. Without aggregations
+        # an SLO on the lag or dropped records means the reference's rule for that SLI,
+        # which the generic type expresses (median of slopes < threshold; max < threshold).
+        out["sloType"] = "generic"
+        if not any(k in props for k in ("queryAggregation", "repetitionAggregation", "operator")):
+            props.update(_RULES.get(str(props.get("sli")), {}))
+    out.setdefault("name", str(out.get("sli") or out["sloType"]))
+    out["properties"] = props
+    return out
+
+
+def benchmark_doc(doc: Mapping[str, Any], base: Path, read: Reader = plain_reader) -> dict[str, Any]:
+    """A reference Benchmark in bench's shape (validated by :class:`bench.model.Benchmark`)."""
+    body = dict(body_of(doc))
+    name = (doc.get("metadata") or {}).get("name") if body is not doc else None
+    if name:
+        body["name"] = name
+    if "appResource" in body:
+        body["sut"] = body.pop("appResource")
+    if "loadGenResource" in body:
+        body["loadGenerator"] = body.pop("loadGenResource")
+    for group in _GROUPS:
+        if group in body:
+            body[group] = _resource_set(f"benchmark.{group}", body[group], base, read)
+    slis = {str(s.get("name")): s for s in body.get("slis") or [] if isinstance(s, Mapping)}
+    body["slos"] = [_slo(s, slis) if isinstance(s, Mapping) else s for s in body.get("slos") or []]
+    kafka = body.get("kafkaConfig")
+    if isinstance(kafka, Mapping) and isinstance(kafka.get("topics"), list):
+        topics = kafka["topics"]
+        keep = [t for t in topics if not (isinstance(t, Mapping) and t.get("removeOnly"))]
+        removed = [str(t.get("name")) for t in topics if isinstance(t, Mapping) and t.get("removeOnly")]
+        body["kafkaConfig"] = {**kafka, "topics": keep, **({"removeOnly": removed} if removed else {})}
+    return body
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def execution_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A reference Execution in bench's shape (validated by :class:`bench.model.Execution`)."""
+    body = dict(body_of(doc))
+    name = (doc.get("metadata") or {}).get("name") if body is not doc else None
+    if name:
+        body["name"] = name
+    slos = []
+    for slo in body.get("slos") or []:
+        if isinstance(slo, Mapping) and ("sloType" in slo or "sli" in slo):
+            slos.append(_slo(slo, {}))
+        else:
+            slos.append(slo)
+    if "slos" in body:
+        body["slos"] = slos
+    ex = dict(body.get("execution") or {})
+    strategy = ex.get("strategy")
+    restrictions = ex.pop("restrictions", None)
+    if isinstance(strategy, str):
+        strategy = {"name": strategy}
+    if isinstance(strategy, Mapping):
+        strategy = dict(strategy)
+        # exactly as written: the reference adds no restriction that is not there
+        strategy.setdefault("restrictions", restrictions if restrictions is not None else [])
+        ex["strategy"] = strategy
+    elif restrictions is not None:
+        ex["strategy"] = {"name": "LinearSearch", "restrictions": restrictions}
+    if "execution" in body or ex:
+        body["execution"] = ex
+    return body
+
+
+# --------------------------------------------------------------------------- what cannot run
+
+
+def _framework(texts: list[str]) -> str | None:
+    joined = " ".join(texts).lower()
+    return next((label for key, label in _FRAMEWORKS if key in joined), None)
+
+
+def _describe_sut(sut: Mapping[str, Any]) -> tuple[str, list[str]]:
+    texts: list[str] = []
+    shown = []
+    for cm in sut.get("configMaps") or []:
+        files = [str(f) for f in cm.get("files") or []]
+        texts += [str(cm.get("name", "")), *files]
+        shown.append(f"ConfigMap {cm.get('name')!r}" + (f" ({', '.join(files[:3])})" if files else ""))
+    for obj in sut.get("resources") or []:
+        images = [str(c.get("image", "")) for c in _containers(obj)]
+        texts += [str((obj.get("metadata") or {}).get("name", "")), *images]
+        if images and len(shown) < 2:
+            shown.append(f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')} (image {images[0]})")
+    return "; ".join(shown) or "no manifests", texts
+
+
+def _containers(obj: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(obj, Mapping):
+        return []
+    spec = obj.get("spec") or {}
+    pod = (spec.get("template") or {}).get("spec") if isinstance(spec, Mapping) else None
+    pod = pod if isinstance(pod, Mapping) else spec if isinstance(spec, Mapping) else {}
+    return [c for c in pod.get("containers") or [] if isinstance(c, Mapping)]
+
+
+def refusal(bench: Any) -> str | None:
+    """The one line that says which part of a (reference) benchmark cannot run in bench,
+    and why, or None when bench can run all of it."""
+    if not bench.useCase:
+        what, texts = _describe_sut(bench.sut.model_dump())
+        framework = _framework([bench.name, *texts])
+        article = "an" if framework and framework[0] in "AEIOU" else "a"
+        kind = f"{article} {framework} application" if framework else "not a bench use case"
+        match = re.search(r"uc([1-4])", bench.name)
+        instead = f"useCase: uc{match.group(1)}" if match else "useCase: NAME"
+        return (f"benchmark.sut: {what} is {kind}, and bench runs only Spark Structured Streaming use cases "
+                "(on every platform, --platform kubernetes included); benchmark a bench use case instead: "
+                f"{instead} (see bench plugins)")
+    for group in _GROUPS:
+        part = getattr(bench, group)
+        for cm in part.configMaps:
+            return (f"benchmark.{group}.resources[{cm.get('index', 0)}].configMap {cm.get('name')!r}: bench reads "
+                    "no ConfigMap from a cluster; put its files next to the benchmark and name them in a "
+                    "fileSystem resource set")
+        for when in ("beforeActions", "afterActions"):
+            if getattr(part, when):
+                return (f"benchmark.{group}.{when}: bench runs no exec or delete actions (no pods to exec into "
+                        "on one machine); remove them or run the commands around bench")
+    if bench.infrastructure.resources:
+        return ("benchmark.infrastructure.resources: bench deploys no long-lived infrastructure; its platforms "
+                "start the broker themselves (--platform external for a Kafka you run)")
+    return None
