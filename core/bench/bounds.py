@@ -104,6 +104,8 @@ OBJECT_FIELDS: Mapping[str, Mapping[str, Bound]] = {
         "maxPerInstance": Bound(1, 1e9, whole=True),
     },
 }
+#: load values x resource values: at two minutes each, 2,500 experiments take 3.5 days
+MAX_EXPERIMENTS = 2_500
 #: the smallest CPU limit that still runs a JVM thread (below: 0 means no limit)
 MIN_CPU_LIMIT = 0.01
 #: task slots (instances x cores) per core of this machine a local platform may start
@@ -130,6 +132,10 @@ def check_execution(execution: Any, bench: Any, registry: Any = None) -> None:
                        ("sampleInterval", SAMPLE_INTERVAL), ("loadGenerationDelay", DELAY),
                        ("afterTeardownDelay", DELAY)):
         check_value(bound, getattr(ex, key), f"execution.execution.{key}")
+    experiments = len(execution.load.loadValues) * len(execution.resources.resourceValues)
+    if experiments > MAX_EXPERIMENTS:
+        raise BoundError(f"execution: {experiments:,} experiments (load values x resource values), more than "
+                         f"the {MAX_EXPERIMENTS:,} any search could run; give fewer values")
     for value in execution.load.loadValues:
         check_value(LOAD_VALUE, value, "execution.load.loadValues")
     bound = RESOURCE_VALUE.get(execution.resources.resourceType, ANY_VALUE)

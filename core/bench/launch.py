@@ -125,6 +125,9 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
             raw = {**raw["spec"], **({"name": name} if name else {})}
         if not isinstance(raw, dict):
             raise ConfigError(f"{opts['execution_file']}: expected a mapping")
+        for key in ("load", "resources", "execution"):
+            if key in raw and not isinstance(raw[key], dict):
+                raise ConfigError(f"execution.{key}: expected a mapping, got {raw[key]!r:.40}")
         doc = _deep_merge(doc, raw)
     ex = doc.setdefault("execution", {})
     if (loads := split_floats("loads", opts.get("loads"))) is not None:

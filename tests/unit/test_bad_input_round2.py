@@ -194,3 +194,15 @@ def test_record_templates(registry: Registry, tmp_path: Path, template: str, mes
     script = write(tmp_path, "job.py", "import os\n")
     path = write(tmp_path, "t.json", template)
     assert message in refused(tmp_path, "--job", script, "--record-template", path)
+
+
+def test_too_many_experiments(registry: Registry, tmp_path: Path) -> None:
+    loads = ",".join(str(n) for n in range(1, 3001))
+    assert "6,000 experiments" in refused(tmp_path, "--plugin", "uc1", "--loads", loads, "--resources", "1,2")
+
+
+@pytest.mark.parametrize("section", ["execution", "load", "resources"])
+def test_an_empty_section_of_an_execution_file(registry: Registry, tmp_path: Path, section: str) -> None:
+    path = write(tmp_path, "exec.yaml", f"{section}:\n")
+    line = refused(tmp_path, "--plugin", "uc1", "--execution", path)
+    assert f"--execution {path}: execution.{section}: expected a mapping" in line
