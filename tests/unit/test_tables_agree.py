@@ -19,7 +19,8 @@ from typing import Any
 from bench import tables
 from bench.analysis.analyze import analyze, run_settings
 from bench.analysis.compare import compare_tables, read_table
-from bench.analysis.report import _human, build_report
+from bench.analysis.report import build_report
+from bench.analysis.report_slis import human as _human
 from bench.analysis.runs import open_run
 from bench.api import SearchProblem
 from bench.model import load_intensity_order

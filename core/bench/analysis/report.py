@@ -10,13 +10,16 @@ before the result JSON held them.
 from __future__ import annotations
 
 import json
-import math
 from html import escape
 from typing import Any
 
 from bench import tables
 from bench.analysis.analyze import Analysis, ExperimentResult, analyze, run_settings
 from bench.analysis.confidence import DEFAULT_CONFIDENCE
+from bench.analysis.report_slis import human as _human
+from bench.analysis.report_slis import num as _num
+from bench.analysis.report_slis import other_slis_section
+from bench.analysis.report_slis import table as _table
 from bench.analysis.runs import RunFiles
 from bench.analysis.scaling import scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
@@ -41,31 +44,6 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}.pass{color:#1a7f37}.fail{color:
 SCRIPT = """
 document.documentElement.setAttribute('data-rendered', String(document.querySelectorAll('svg.chart').length));
 """
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    """A measured number as people write it: 10,000 and 12,346, not 1e+04; 0.0123, 1.5."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.{digits}g}"
-
-
-def _human(value: float) -> str:
-    """A load or resource value with thousands separators (10,000; 0.25)."""
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:,g}"
-
-
-def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
-    out = ["<table><tr>" + "".join(f'<th class="{"l" if i == 0 else ""}">{escape(h)}</th>'
-                                   for i, h in enumerate(head)) + "</tr>"]
-    for n, row in enumerate(rows):
-        cls = f' class="{classes[n]}"' if classes and classes[n] else ""
-        out.append(f"<tr{cls}>" + "".join(f'<td class="{"l" if i == 0 else ""}">{cell}</td>'
-                                          for i, cell in enumerate(row)) + "</tr>")
-    out.append("</table>")
-    return "\n".join(out)
 
 
 def _table_of(run: RunFiles, analysis: Analysis | None) -> tables.RunTable:
@@ -222,80 +200,6 @@ def _generator_section(run: RunFiles) -> str:
     return _table(["load", "resources", "repetition", "target records/s", "achieved records/s", "accuracy"], rows)
 
 
-def _other_slis_section(run: RunFiles) -> str:
-    """SLO series other than the trend's, per repetition; informational SLIs per experiment;
-    and the SLIs that were sampled but never had a value, with the reason they have no file."""
-    parts = []
-    names = run.other_sli_names()
-    rows = []
-    for f in sorted((f for f in run.sli if f.name in names), key=lambda f: (f.name, f.load, f.resources, f.repetition)):
-        values = [v for v in read_series(f.path).values if math.isfinite(v)]
-        if not values:
-            continue
-        rows.append([escape(f.name), _human(f.load), _human(f.resources), str(f.repetition), str(len(values)),
-                     _num(min(values)), _num(sum(values) / len(values)), _num(max(values)), _num(values[-1])])
-    if rows:
-        parts.append("<p>series of the other SLOs</p>")
-        parts.append(_table(["SLI", "load", "resources", "repetition", "samples", "min", "mean", "max", "last"], rows))
-    info = _info_rows(run)
-    if info:
-        parts.append("<p>informational SLIs (sampled, judged by no SLO; after the warm-up, pooled over the "
-                     "repetitions)</p>")
-        parts.append(_table(["SLI", "load", "resources", "samples", "mean", "median", "p95", "max"], info))
-    absent = _absent_slis(run)
-    if absent:
-        parts.append('<p class="note">' + "<br>".join(
-            f"{escape(', '.join(slis))}: no series stored: {escape(reason)}" for reason, slis in absent.items())
-            + "</p>")
-    if not parts:
-        return '<p class="note">no other SLIs stored</p>'
-    return "\n".join(parts)
-
-
-def _info_rows(run: RunFiles) -> list[list[str]]:
-    """Per informational SLI and experiment: the run's own summary, else one from the files."""
-    records = run.records()
-    by_key: dict[tuple[str, float, float], list[float]] = {}
-    for f in run.info:
-        summary = ((records.get((f.load, f.resources)) or {}).get("info") or {}).get(f.name)
-        if isinstance(summary, dict) and summary.get("samples"):
-            by_key.setdefault((f.name, f.load, f.resources), [])
-            continue
-        values = [v for v in read_series(f.path).values if math.isfinite(v)]
-        by_key.setdefault((f.name, f.load, f.resources), []).extend(values)
-    rows = []
-    for (name, load, res), values in sorted(by_key.items()):
-        summary = ((records.get((load, res)) or {}).get("info") or {}).get(name)
-        if isinstance(summary, dict) and summary.get("samples"):
-            cells = [str(summary.get("samples")), *(_num(_float(summary.get(k))) for k in ("mean", "median", "p95",
-                                                                                           "max"))]
-        elif values:
-            ordered = sorted(values)
-            cells = [str(len(values)), _num(sum(values) / len(values)), _num(ordered[len(ordered) // 2]),
-                     _num(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]), _num(ordered[-1])]
-        else:
-            continue
-        rows.append([escape(name), _human(load), _human(res), *cells])
-    return rows
-
-
-def _absent_slis(run: RunFiles) -> dict[str, list[str]]:
-    """reason -> SLIs the run sampled without a single value (the result JSON's info summaries)."""
-    found: dict[str, set[str]] = {}
-    for record in run.records().values():
-        for name, summary in (record.get("info") or {}).items():
-            if isinstance(summary, dict) and summary.get("absent"):
-                found.setdefault(str(summary["absent"]), set()).add(str(name))
-    return {reason: sorted(names) for reason, names in found.items()}
-
-
-def _float(raw: Any) -> float | None:
-    try:
-        return float(raw)
-    except (TypeError, ValueError):
-        return None
-
-
 def _flatten(doc: Any, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(doc, dict):
         out: list[tuple[str, str]] = []
@@ -415,7 +319,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
         parts.append("<h3>generator accuracy</h3>")
         parts.append(_generator_section(run))
         parts.append("<h3>other SLIs</h3>")
-        parts.append(_other_slis_section(run))
+        parts.append(other_slis_section(run))
         parts.append("<h3>environment</h3>")
         parts.append(_environment_section(run))
     parts.append(f"<script>{SCRIPT}</script></body></html>")

@@ -4,10 +4,10 @@ that judges dropped records with it is refused in one line before it starts."""
 from __future__ import annotations
 
 import pytest
-from bench.launch import resolve_run
-from bench.model import ConfigError
+from bench.cli import cli
 from bench.plugins import load_plugins
 from bench_uc3.panes import check_slis
+from click.testing import CliRunner
 
 
 def test_check_slis_refuses_dropped_records_with_panes_only() -> None:
@@ -18,12 +18,11 @@ def test_check_slis_refuses_dropped_records_with_panes_only() -> None:
 
 
 def test_a_panes_run_with_the_default_dropped_records_slo_is_refused() -> None:
-    registry = load_plugins()
-    if "uc3" not in registry.use_cases:
+    if "uc3" not in load_plugins().use_cases:
         pytest.skip("use case uc3 not installed")
-    resolve_run(registry, {"plugin": "uc3"})  # sliding by default: accepted
-    with pytest.raises(ConfigError) as info:
-        resolve_run(registry, {"plugin": "uc3", "sets": ["windowMethod=panes"]})
-    line = str(info.value)
-    assert "\n" not in line
-    assert line.startswith("use case uc3: SLO ") and "windowMethod=panes" in line
+    accepted = CliRunner().invoke(cli, ["run", "--plugin", "uc3", "--dry-run"])
+    assert accepted.exit_code == 0, accepted.output  # sliding by default
+    refused = CliRunner().invoke(cli, ["run", "--plugin", "uc3", "--set", "windowMethod=panes", "--dry-run"])
+    assert refused.exit_code == 2, refused.output
+    lines = refused.output.strip().splitlines()
+    assert len(lines) == 1 and "use case uc3: SLO " in lines[0] and "windowMethod=panes" in lines[0], lines

@@ -1,0 +1,111 @@
+"""The report's section on the SLIs beside the trend: the series of the other SLOs, the
+informational SLIs (sampled, judged by no SLO), and the ones sampled without a single
+value, with the reason they have no file; and how the report writes numbers."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from typing import Any
+
+from bench.analysis.runs import RunFiles
+from bench.results import read_series
+
+
+def table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
+    out = ["<table><tr>" + "".join(f'<th class="{"l" if i == 0 else ""}">{escape(h)}</th>'
+                                   for i, h in enumerate(head)) + "</tr>"]
+    for n, row in enumerate(rows):
+        cls = f' class="{classes[n]}"' if classes and classes[n] else ""
+        out.append(f"<tr{cls}>" + "".join(f'<td class="{"l" if i == 0 else ""}">{cell}</td>'
+                                          for i, cell in enumerate(row)) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def num(value: float | None, digits: int = 4) -> str:
+    """A measured number as people write it: 10,000 and 12,346, not 1e+04; 0.0123, 1.5."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
+def human(value: float) -> str:
+    """A load or resource value with thousands separators (10,000; 0.25)."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,g}"
+
+
+def other_slis_section(run: RunFiles) -> str:
+    """SLO series other than the trend's, per repetition; informational SLIs per experiment;
+    and the SLIs that were sampled but never had a value, with the reason they have no file."""
+    parts = []
+    names = run.other_sli_names()
+    rows = []
+    for f in sorted((f for f in run.sli if f.name in names), key=lambda f: (f.name, f.load, f.resources, f.repetition)):
+        values = [v for v in read_series(f.path).values if math.isfinite(v)]
+        if not values:
+            continue
+        rows.append([escape(f.name), human(f.load), human(f.resources), str(f.repetition), str(len(values)),
+                     num(min(values)), num(sum(values) / len(values)), num(max(values)), num(values[-1])])
+    if rows:
+        parts.append("<p>series of the other SLOs</p>")
+        parts.append(table(["SLI", "load", "resources", "repetition", "samples", "min", "mean", "max", "last"], rows))
+    info = _info_rows(run)
+    if info:
+        parts.append("<p>informational SLIs (sampled, judged by no SLO; after the warm-up, pooled over the "
+                     "repetitions)</p>")
+        parts.append(table(["SLI", "load", "resources", "samples", "mean", "median", "p95", "max"], info))
+    absent = _absent_slis(run)
+    if absent:
+        parts.append('<p class="note">' + "<br>".join(
+            f"{escape(', '.join(slis))}: no series stored: {escape(reason)}" for reason, slis in absent.items())
+            + "</p>")
+    if not parts:
+        return '<p class="note">no other SLIs stored</p>'
+    return "\n".join(parts)
+
+
+def _info_rows(run: RunFiles) -> list[list[str]]:
+    """Per informational SLI and experiment: the run's own summary, else one from the files."""
+    records = run.records()
+    by_key: dict[tuple[str, float, float], list[float]] = {}
+    for f in run.info:
+        summary = ((records.get((f.load, f.resources)) or {}).get("info") or {}).get(f.name)
+        if isinstance(summary, dict) and summary.get("samples"):
+            by_key.setdefault((f.name, f.load, f.resources), [])
+            continue
+        values = [v for v in read_series(f.path).values if math.isfinite(v)]
+        by_key.setdefault((f.name, f.load, f.resources), []).extend(values)
+    rows = []
+    for (name, load, res), values in sorted(by_key.items()):
+        summary = ((records.get((load, res)) or {}).get("info") or {}).get(name)
+        if isinstance(summary, dict) and summary.get("samples"):
+            cells = [str(summary.get("samples")), *(num(_float(summary.get(k))) for k in ("mean", "median", "p95",
+                                                                                           "max"))]
+        elif values:
+            ordered = sorted(values)
+            cells = [str(len(values)), num(sum(values) / len(values)), num(ordered[len(ordered) // 2]),
+                     num(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]), num(ordered[-1])]
+        else:
+            continue
+        rows.append([escape(name), human(load), human(res), *cells])
+    return rows
+
+
+def _absent_slis(run: RunFiles) -> dict[str, list[str]]:
+    """reason -> SLIs the run sampled without a single value (the result JSON's info summaries)."""
+    found: dict[str, set[str]] = {}
+    for record in run.records().values():
+        for name, summary in (record.get("info") or {}).items():
+            if isinstance(summary, dict) and summary.get("absent"):
+                found.setdefault(str(summary["absent"]), set()).add(str(name))
+    return {reason: sorted(names) for reason, names in found.items()}
+
+
+def _float(raw: Any) -> float | None:
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        return None
