@@ -111,6 +111,8 @@ class ResourceSet(_Model):
     resources: list[dict[str, Any]] = Field(default_factory=list)
     #: the reference's ConfigMap resource sets (name, files), which live in a cluster
     configMaps: list[dict[str, Any]] = Field(default_factory=list)
+    #: the oldest schema's manifest file names, when they are not next to the benchmark file
+    files: list[str] = Field(default_factory=list)
     beforeActions: list[dict[str, Any]] = Field(default_factory=list)
     afterActions: list[dict[str, Any]] = Field(default_factory=list)
 

@@ -149,8 +149,11 @@ def _read_files(where: str, path: Any, files: Any, base: Path, read: Reader) -> 
 def _resource_set(where: str, part: Any, base: Path, read: Reader) -> dict[str, Any]:
     if part is None:
         return {}
-    if isinstance(part, list):  # the oldest schema: a list of file names
-        return {"resources": _read_files(where, ".", part, base, read)} if part else {}
+    if isinstance(part, list):  # the oldest schema: a list of file names, found by the reference's operator
+        names = [str(f) for f in part]
+        if all((base / n).is_file() for n in names):
+            return {"resources": _read_files(where, ".", names, base, read)} if names else {}
+        return {"resources": [], "files": names}
     out = {k: v for k, v in dict(part).items() if k != "resources"}
     resources: list[dict[str, Any]] = []
     config_maps: list[dict[str, Any]] = []
@@ -198,6 +201,21 @@ def _slo(slo: Mapping[str, Any], slis: Mapping[str, Mapping[str, Any]]) -> dict[
     return out
 
 
+def patcher(ref: Any) -> Any:
+    """A patcher definition; early reference files write its properties beside ``type``."""
+    if not isinstance(ref, Mapping):
+        return ref
+    beside = {k: v for k, v in ref.items() if k not in ("type", "resource", "properties")}
+    return {**{k: v for k, v in ref.items() if k in ("type", "resource")},
+            "properties": {**beside, **dict(ref.get("properties") or {})}}
+
+
+def _type(typedef: Any) -> Any:
+    if not isinstance(typedef, Mapping) or not isinstance(typedef.get("patchers"), list):
+        return typedef
+    return {**typedef, "patchers": [patcher(p) for p in typedef["patchers"]]}
+
+
 def benchmark_doc(doc: Mapping[str, Any], base: Path, read: Reader = plain_reader) -> dict[str, Any]:
     """A reference Benchmark in bench's shape (validated by :class:`bench.model.Benchmark`)."""
     body = dict(body_of(doc))
@@ -211,6 +229,9 @@ def benchmark_doc(doc: Mapping[str, Any], base: Path, read: Reader = plain_reade
     for group in _GROUPS:
         if group in body:
             body[group] = _resource_set(f"benchmark.{group}", body[group], base, read)
+    for group in ("loadTypes", "resourceTypes"):
+        if isinstance(body.get(group), list):
+            body[group] = [_type(t) for t in body[group]]
     slis = {str(s.get("name")): s for s in body.get("slis") or [] if isinstance(s, Mapping)}
     body["slos"] = [_slo(s, slis) if isinstance(s, Mapping) else s for s in body.get("slos") or []]
     kafka = body.get("kafkaConfig")
@@ -235,6 +256,11 @@ def execution_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
     for slo in body.get("slos") or []:
         if isinstance(slo, Mapping) and ("sloType" in slo or "sli" in slo):
             slos.append(_slo(slo, {}))
+        elif isinstance(slo, Mapping):  # an override; the current schema writes its fields beside the name
+            props = {**{k: slo[k] for k in SLO_FIELDS if slo.get(k) is not None}, **dict(slo.get("properties") or {})}
+            if props.get("warmupSeconds") is not None:
+                props.setdefault("warmup", props["warmupSeconds"])
+            slos.append({**{k: v for k, v in slo.items() if k not in SLO_FIELDS}, "properties": props})
         else:
             slos.append(slo)
     if "slos" in body:
@@ -253,6 +279,9 @@ def execution_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
         ex["strategy"] = {"name": "LinearSearch", "restrictions": restrictions}
     if "execution" in body or ex:
         body["execution"] = ex
+    if isinstance(body.get("configOverrides"), list):
+        body["configOverrides"] = [{**o, "patcher": patcher(o.get("patcher"))} if isinstance(o, Mapping) else o
+                                   for o in body["configOverrides"]]
     return body
 
 
@@ -271,6 +300,9 @@ def _describe_sut(sut: Mapping[str, Any]) -> tuple[str, list[str]]:
         files = [str(f) for f in cm.get("files") or []]
         texts += [str(cm.get("name", "")), *files]
         shown.append(f"ConfigMap {cm.get('name')!r}" + (f" ({', '.join(files[:3])})" if files else ""))
+    if sut.get("files"):
+        texts += [str(f) for f in sut["files"]]
+        shown.append(f"files {', '.join(str(f) for f in sut['files'][:3])}")
     for obj in sut.get("resources") or []:
         images = [str(c.get("image", "")) for c in _containers(obj)]
         texts += [str((obj.get("metadata") or {}).get("name", "")), *images]
@@ -298,7 +330,7 @@ def refusal(bench: Any) -> str | None:
         kind = f"{article} {framework} application" if framework else "not a bench use case"
         match = re.search(r"uc([1-4])", bench.name)
         instead = f"useCase: uc{match.group(1)}" if match else "useCase: NAME"
-        return (f"benchmark.sut: {what} is {kind}, and bench runs only Spark Structured Streaming use cases "
+        return (f"benchmark.sut: {what}: {kind}, and bench runs only Spark Structured Streaming use cases "
                 "(on every platform, --platform kubernetes included); benchmark a bench use case instead: "
                 f"{instead} (see bench plugins)")
     for group in _GROUPS:
@@ -307,6 +339,9 @@ def refusal(bench: Any) -> str | None:
             return (f"benchmark.{group}.resources[{cm.get('index', 0)}].configMap {cm.get('name')!r}: bench reads "
                     "no ConfigMap from a cluster; put its files next to the benchmark and name them in a "
                     "fileSystem resource set")
+        if part.files:
+            return (f"benchmark.{group}: the files {', '.join(part.files)} are not next to the benchmark file; "
+                    "bench reads manifests from there (or from a fileSystem resource set)")
         for when in ("beforeActions", "afterActions"):
             if getattr(part, when):
                 return (f"benchmark.{group}.{when}: bench runs no exec or delete actions (no pods to exec into "

@@ -54,9 +54,9 @@ def test_execution_slos_mean_the_reference_types() -> None:
     ("name", "says"),
     [
         ("benchmark-current-configmap.yaml", "ConfigMap 'wordcount-kstreams-resources'"),
-        ("benchmark-older-filesystem.yaml", "Deployment/clicks-taskmanager (image example.org/clicks-flink:1.0) "
-                                            "is an Apache Flink application"),
-        ("benchmark-oldest-standalone.yaml", "is an Apache Beam on Samza application"),
+        ("benchmark-older-filesystem.yaml",
+         "Deployment/clicks-taskmanager (image example.org/clicks-flink:1.0): an Apache Flink application"),
+        ("benchmark-oldest-standalone.yaml", ": an Apache Beam on Samza application"),
     ],
 )
 def test_reference_benchmarks_of_other_frameworks_are_refused_in_one_line(name: str, says: str) -> None:
@@ -129,3 +129,34 @@ def test_what_bench_cannot_do_for_a_use_case_is_refused_by_name(group: str, part
            "spec": {k: v for k, v in doc.items() if k != "apiVersion"}}
     with pytest.raises(ConfigError, match=says.replace("[", r"\[").replace("]", r"\]")):
         validate_benchmark(parse_benchmark(doc), REGISTRY)
+
+
+def test_current_schema_execution_overrides_write_fields_beside_the_name() -> None:
+    doc = {"apiVersion": "theodolite.rocks/v1beta2", "kind": "execution", "metadata": {"name": "e"},
+           "spec": {"benchmark": "uc1", "load": {"loadType": "NumSensors", "loadValues": [1000]},
+                    "resources": {"resourceType": "Instances", "resourceValues": [1]},
+                    "slos": [{"name": "lag-trend", "warmupSeconds": 45, "threshold": 300}],
+                    "execution": {"metric": "capacity", "strategy": {"name": "FullSearch"}, "duration": 120}}}
+    execution = parse_execution(doc)
+    assert execution.slos[0].properties == {"warmupSeconds": 45, "warmup": 45, "threshold": 300}
+    assert execution.execution.metric == "capacity"
+    assert execution.execution.strategy.resolved() == ("full", False)
+
+
+def test_the_oldest_file_lists_name_the_framework_when_the_files_are_elsewhere() -> None:
+    doc = {"apiVersion": "theodolite.com/v1", "kind": "benchmark", "metadata": {"name": "uc2-kstreams"},
+           "spec": {"appResource": ["uc2-kstreams-deployment.yaml"], "loadGenResource": ["gen.yaml"],
+                    "loadTypes": [{"typeName": "NumSensors", "patchers": [
+                        {"type": "EnvVarPatcher", "resource": "gen.yaml", "container": "g",
+                         "variableName": "NUM_SENSORS"}]}],
+                    "resourceTypes": [{"typeName": "Instances", "patchers": []}]}}
+    bench = parse_benchmark(doc)
+    assert bench.loadTypes[0].patchers[0].properties == {"container": "g", "variableName": "NUM_SENSORS"}
+    with pytest.raises(ConfigError, match="files uc2-kstreams-deployment.yaml: a Kafka Streams application.*uc2"):
+        validate_file_doc(bench)
+
+
+def validate_file_doc(bench: object) -> None:
+    from bench.model import validate_benchmark
+
+    validate_benchmark(bench, REGISTRY)  # type: ignore[arg-type]
