@@ -46,6 +46,8 @@ _KNOWN_QUERIES = (
     (re.compile(r"group_lag|consumergroup.*lag|records_lag", re.I), "lag"),
     (re.compile(r"dropped_records", re.I), "dropped-records"),
 )
+#: the reference's search strategy names
+REFERENCE_STRATEGIES = ("FullSearch", "LinearSearch", "BinarySearch", "RestrictionSearch", "InitialGuessSearch")
 #: the reference's rule per SLI, for an SLO of the current schema that gives no aggregation
 _RULES = {
     "lag": {"queryAggregation": "trend", "repetitionAggregation": "median", "operator": "lt"},
@@ -81,8 +83,13 @@ def is_reference(doc: Any) -> bool:
             if any(isinstance(r, Mapping) and ("configMap" in r or "fileSystem" in r) for r in items):
                 return True
     execution = body.get("execution")
-    if isinstance(execution, Mapping) and (isinstance(execution.get("strategy"), str) or "restrictions" in execution):
-        return True
+    if isinstance(execution, Mapping):
+        strategy = execution.get("strategy")
+        if isinstance(strategy, str) or "restrictions" in execution:
+            return True
+        # the reference's strategy names (bench's own are full, linear, binary, initial-guess)
+        if isinstance(strategy, Mapping) and str(strategy.get("name", "")) in REFERENCE_STRATEGIES:
+            return True
     slos = body.get("slos")
     return isinstance(slos, list) and any(
         isinstance(s, Mapping) and ("prometheusUrl" in s or "offset" in s or ("sli" in s and "sloType" not in s)

@@ -108,6 +108,9 @@ def test_string_strategy_without_restrictions_gets_none() -> None:
            "execution": {"strategy": "FullSearch", "duration": 120}}
     assert is_reference(doc)
     assert parse_execution(doc).execution.strategy.resolved() == ("full", False)
+    for name in ("FullSearch", "BinarySearch"):
+        written = {**doc, "execution": {"strategy": {"name": name}, "duration": 120}}
+        assert parse_execution(written).execution.strategy.resolved()[1] is False
     # bench's own default (no strategy written) keeps its lower bound
     bench_doc = {**doc, "execution": {"duration": 120}}
     assert not is_reference(bench_doc)
