@@ -463,3 +463,55 @@ async def test_kafka_admin_topics_and_lag_on_the_shared_broker(kafka_bootstrap: 
     finally:
         await admin.close()
         await p.close()
+
+
+# ------------------------------------------------------------------ issue 25: security, --job
+
+
+async def test_kafka_security_secret_is_written_at_open_and_removed_at_close(
+    server: tuple[Any, str], client: KubeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from bench.runtime.kafka import security
+
+    emulator, url = server
+    settings = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u",
+                "sasl.password": "pw-never-in-a-manifest"}
+    monkeypatch.setenv(security.ENV, json.dumps(settings))
+    p = KubernetesPlatform({"namespace": NS, "api_url": url, "ready_timeout": 10, "teardown_timeout": 10})
+    await p.open()
+    try:
+        secret = stored(emulator)["Secret/bench-kafka-client"]
+        assert json.loads(secret["stringData"]["kafka-config.json"]) == settings
+        async with fake_controller(emulator, client):
+            await p.start_sut(experiment())
+        objs = stored(emulator)
+        app = objs["SparkApplication/bench-uc1-sut"]
+        env = {e["name"]: e for e in app["spec"]["driver"]["env"]}
+        assert env["BENCH_KAFKA_CONFIG"]["valueFrom"]["secretKeyRef"]["name"] == "bench-kafka-client"
+        assert "pw-never-in-a-manifest" not in json.dumps([o for k, o in objs.items() if not k.startswith("Secret/")])
+        await p.stop_sut(experiment())
+    finally:
+        await p.close()
+    assert "Secret/bench-kafka-client" not in stored(emulator)
+
+
+async def test_an_own_job_reaches_the_driver_as_a_config_map(
+    server: tuple[Any, str], platform: KubernetesPlatform, client: KubeClient, tmp_path: Any
+) -> None:
+    import json
+
+    emulator, _ = server
+    script = tmp_path / "my_job.py"
+    script.write_text("print('a job')\n")
+    spec = experiment()
+    spec.params = {"job": str(script), "jobArgs": "--in {input}"}
+    async with fake_controller(emulator, client):
+        await platform.start_sut(spec)
+    objs = stored(emulator)
+    assert objs["ConfigMap/bench-uc1-sut-job"]["data"] == {"my_job.py": "print('a job')\n"}
+    payload = json.loads(objs["ConfigMap/bench-uc1-sut-spec"]["data"]["spec.json"])
+    assert payload["params"]["job"] == "/etc/bench/job/my_job.py"
+    await platform.stop_sut(spec)
+    assert "ConfigMap/bench-uc1-sut-job" not in stored(emulator)
