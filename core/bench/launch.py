@@ -269,7 +269,8 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     results_dir = Path(opts.get("results_dir") or "results")
     if opts.get("resume"):
         check_resume(results_dir)
-    if registry.platforms[options["platform"]].capabilities.local_job:  # the SUT runs on this machine
+    # the SUT's task slots run on this machine: a platform that runs Spark here, no cluster given
+    if registry.platforms[options["platform"]].option("spark_master") is not None and not options.get("spark_master"):
         ex = prepared.execution
         bounds.check_host_slots(build_objects(registry, prepared.benchmark, ex, prepared.params, ex.load.loadValues[0],
                                               ex.resources.resourceValues[-1]), "--resources")
