@@ -242,7 +242,7 @@ def run(**opts: Any) -> None:
     if expected is not None:
         from bench.analysis.compare import expect
 
-        code, text = expect(expected, outcome.metric, outcome.table, opts["expect"])
+        code, text = expect(expected, outcome.metric, outcome.table, opts["expect"], notes=outcome.notes)
         click.echo(text)
     if outcome.errors:  # a table with gaps: a regression found in it is less certain than the gaps
         click.echo(f"bench: {len(outcome.errors)} experiment(s) ended in error; `--resume` tries them again",

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from bench import bounds
+from bench import bounds, tables
 from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.engine import Engine, RunConfig, RunOutcome, build_objects
@@ -232,6 +232,8 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     validate_params(execution.params, declared, complete, "execution.params")
     plain = {k: v for k, v in params.items() if "." not in k}
     validate_params(plain, declared, complete, "--set")
+    bounds.check_params(declared, {"benchmark.params": bench.params, "execution.params": execution.params,
+                                   "--set": plain})
     options = {
         "platform": ptype.name,
         "sample_interval": execution.execution.sampleInterval,
@@ -336,17 +338,10 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
 
 
 def print_table(outcome: RunOutcome) -> None:
-    if outcome.metric == "demand":
-        head, rows = ("load", "resources"), outcome.table
-    else:
-        head, rows = ("resources", "max load"), outcome.table
     print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
-    print(f"  {head[0]:>12}  {head[1]:>12}")
-    for key in sorted(rows):
-        value = rows[key]
-        shown = fmt_value(value) if value is not None else "none passed"
-        print(f"  {fmt_value(key):>12}  {shown:>12}")
-    for r in outcome.errors:  # no verdict: the search counted them as not passed
+    for line in tables.format_table(outcome.metric, outcome.table, outcome.notes):  # notes: inferred, undecided
+        print(line)
+    for r in outcome.errors:  # no verdict: the entries it could change are undecided
         print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
     for r in outcome.records:
         if r.unstable:  # a verdict, but a fragile one (docs/analysis.md)

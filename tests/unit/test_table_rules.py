@@ -121,3 +121,31 @@ def test_compare_does_not_count_an_inferred_entry_as_measured() -> None:
     comparison = compare_tables(old, new)
     assert not comparison.regressed
     assert [d.unmeasured for d in comparison.differences] == ["new inferred"]
+
+
+def test_bench_run_prints_the_notes(tmp_path: Path, capsys: Any) -> None:
+    from bench.execution.config import RunOutcome
+    from bench.launch import print_table
+
+    print_table(RunOutcome(1, "capacity", {1.0: 2000.0, 2.0: 1000.0}, [], tmp_path, notes={2.0: tables.INFERRED}))
+    out = capsys.readouterr().out
+    assert "1000 (inferred)" in out and "inferred: given by the lower-bound assumption" in out
+
+
+def test_run_expect_does_not_count_an_inferred_entry_as_a_regression() -> None:
+    from bench.analysis.compare import expect
+
+    code, text = expect(TableFile("capacity", {2.0: 4000.0}), "capacity", {2.0: 1000.0}, "old.csv",
+                        notes={2.0: tables.INFERRED})
+    assert code == 0 and "not comparable" in text
+
+
+def test_the_main_jobs_quarter_core_instances_are_counted_as_such() -> None:
+    """UC1's default SUT is limited to a quarter core per instance (README)."""
+    from bench.execution.deployment import instance_cores
+
+    registry = load_plugins()
+    if "uc1" not in registry.use_cases:
+        return
+    sut = registry.use_cases["uc1"].default_benchmark()["sut"]["resources"]
+    assert instance_cores(sut) == 0.25
