@@ -109,7 +109,9 @@ MAX_EXPERIMENTS = 2_500
 #: the smallest CPU limit that still runs a JVM thread (below: 0 means no limit)
 MIN_CPU_LIMIT = 0.01
 #: task slots (instances x cores) per core of this machine a local platform may start
-SLOTS_PER_CORE = 32
+SLOTS_PER_CORE = 16
+#: the largest magnitude of a numeric use-case parameter whose plugin declares no maximum
+PARAM_MAX = 1e12
 
 
 def check_value(bound: Bound, value: Any, where: str) -> None:
@@ -223,3 +225,20 @@ def check_host_slots(objects: Sequence[Mapping[str, Any]], where: str) -> None:
         if slots > SLOTS_PER_CORE * cores:
             raise BoundError(f"{where}: {slots} Spark task slots on a machine with {cores} cores "
                              f"(at most {SLOTS_PER_CORE} per core); lower the resource values")
+
+
+def check_params(declared: Mapping[str, Any], given: Mapping[str, Mapping[str, Any]]) -> None:
+    """Numeric use-case parameters (``where`` -> parameters, e.g. ``--set`` -> {...}) whose
+    plugin declares no maximum: at most :data:`PARAM_MAX` in magnitude."""
+    for where, params in given.items():
+        for key, value in params.items():
+            spec = declared.get(key)
+            if spec is None or spec.type not in (int, float) or spec.max is not None:
+                continue
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                continue  # the declaration's own check says what is wrong
+            if abs(number) > PARAM_MAX:
+                raise BoundError(f"{where} {key}={_show(value)}: must be at most {PARAM_MAX:g} in magnitude "
+                                 "(beyond what any run could measure)")

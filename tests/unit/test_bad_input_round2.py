@@ -206,3 +206,9 @@ def test_an_empty_section_of_an_execution_file(registry: Registry, tmp_path: Pat
     path = write(tmp_path, "exec.yaml", f"{section}:\n")
     line = refused(tmp_path, "--plugin", "uc1", "--execution", path)
     assert f"--execution {path}: execution.{section}: expected a mapping" in line
+
+
+@pytest.mark.parametrize("args", [["--set", "capacity=1e30"], ["--set", "capacity=-1e30"]])
+def test_a_use_case_parameter_without_a_declared_maximum(registry: Registry, tmp_path: Path, args: list[str]) -> None:
+    line = refused(tmp_path, "--plugin", "calibrated", *args)
+    assert "--set capacity=" in line and ("must be at most 1e+12" in line or "must be at least" in line)
