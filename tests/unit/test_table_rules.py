@@ -149,3 +149,13 @@ def test_the_main_jobs_quarter_core_instances_are_counted_as_such() -> None:
         return
     sut = registry.use_cases["uc1"].default_benchmark()["sut"]["resources"]
     assert instance_cores(sut) == 0.25
+
+
+async def test_compare_reads_the_direction_of_a_run_csv(tmp_path: Path) -> None:
+    outcome = await _capacity_run(tmp_path, "MessagePeriod", PERIODS, capacity=150)
+    run = open_run(tmp_path)
+    from bench.analysis.analyze import write
+
+    csv_path, _ = write(analyze(run, run_settings(run)))
+    for path in (tmp_path / f"exp{outcome.exp_id}_capacity.csv", csv_path):
+        assert read_table(path).decreasing, path

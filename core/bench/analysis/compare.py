@@ -63,8 +63,9 @@ def _parse_csv(path: Path) -> TableFile:
 
 
 def _csv_direction(path: Path) -> bool:
-    """A run's table CSV (``exp<id>_capacity.csv``) takes the direction from the run's files beside it."""
-    match = re.match(r"^exp(\d+)_", path.name)
+    """A run's table CSV (``exp<id>_capacity.csv``, ``exp<id>-analysis-capacity.csv``) takes
+    the load direction from the run's configuration files beside it; any other CSV is increasing."""
+    match = re.match(r"^exp(\d+)[_-]", path.name)
     if match is None:
         return False
     from bench.analysis.runs import open_run
