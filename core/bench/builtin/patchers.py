@@ -30,12 +30,13 @@ PATCHERS = (
     ),
     PatcherType(
         "NumSensorsLoadGeneratorReplicaPatcher",
-        "generator replicas = ceil(load / loadGenMaxRecords), default 150000",
+        "generator replicas = ceil(load / loadGenMaxRecords), default 150000 (BenchGenerator: sensors = load)",
         replicas.num_sensors_patcher,
     ),
     PatcherType(
         "NumNestedGroupsLoadGeneratorReplicaPatcher",
-        "generator replicas = ceil(numSensors^load / loadGenMaxRecords), numSensors default 4",
+        "generator replicas = ceil(numSensors^load / loadGenMaxRecords), numSensors default 4 "
+        "(BenchGenerator: sensors = numSensors^load)",
         replicas.num_nested_groups_patcher,
     ),
     PatcherType(
@@ -45,7 +46,8 @@ PATCHERS = (
     ),
     PatcherType(
         "EnvVarPatcher",
-        "env variableName of container = prefix + value*factor + suffix",
+        "env variableName of container (isInitContainer: an init container) = prefix + value*factor + suffix "
+        "(BenchGenerator: NUM_SENSORS sets its sensors)",
         env.env_var_patcher,
     ),
     PatcherType(
@@ -60,33 +62,40 @@ PATCHERS = (
     ),
     PatcherType(
         "ConfigMapYamlPatcher",
-        "key variableName of the YAML file fileName in a ConfigMap = value",
+        "key variableName of the YAML file fileName in a ConfigMap = prefix + value*factor + suffix",
         configmap.config_map_yaml_patcher,
     ),
     PatcherType(
         "ConfigMapPropertiesPatcher",
-        "key variableName of the properties file fileName in a ConfigMap = value",
+        "key variableName of the properties file fileName in a ConfigMap = prefix + value*factor + suffix",
         configmap.config_map_properties_patcher,
     ),
-    PatcherType("LabelPatcher", "metadata.labels[variableName] = value", meta.label_patcher),
+    PatcherType("LabelPatcher", "metadata.labels[labelName (or variableName)] = value", meta.label_patcher),
     PatcherType(
-        "MatchLabelPatcher", "spec.selector.matchLabels[variableName] = value", meta.match_label_patcher
+        "MatchLabelPatcher", "spec.selector.matchLabels[labelName (or variableName)] = value",
+        meta.match_label_patcher
     ),
     PatcherType(
         "TemplateLabelPatcher",
-        "spec.template.metadata.labels[variableName] = value",
+        "spec.template.metadata.labels[labelName (or variableName)] = value",
         meta.template_label_patcher,
     ),
     PatcherType(
-        "ServiceSelectorPatcher", "Service spec.selector[label] = value", meta.service_selector_patcher
+        "ServiceSelectorPatcher", "Service spec.selector[labelName (or label)] = value",
+        meta.service_selector_patcher
     ),
     PatcherType("NamePatcher", "metadata.name = value", meta.name_patcher),
-    PatcherType("ImagePatcher", "image of container = value", meta.image_patcher),
-    PatcherType("NodeSelectorPatcher", "pod nodeSelector[variableName] = value", meta.node_selector_patcher),
+    PatcherType("ImagePatcher", "image of container = value (imagePullPolicy = pullPolicy when given)",
+                meta.image_patcher),
+    PatcherType("NodeSelectorPatcher", "pod nodeSelector[nodeLabelName (or variableName)] = value",
+                meta.node_selector_patcher),
+    PatcherType("VolumesConfigMapPatcher", "pod volumes mounting ConfigMap volumeName mount ConfigMap value",
+                meta.volumes_config_map_patcher),
     PatcherType("SchedulerNamePatcher", "pod schedulerName = value", meta.scheduler_name_patcher),
     PatcherType(
         "GenericResourcePatcher",
-        "any field by path (a/b/0/c or a.b.0.c) = value converted to type int|float|string|bool",
+        "any field by path (a/b/0/c or a.b.0.c) = prefix + value*factor + suffix, converted to type "
+        "int|integer|float|number|string|bool|boolean",
         generic.generic_resource_patcher,
     ),
     PatcherType(

@@ -70,6 +70,18 @@ def scaled(value: Any, factor: Any | None) -> Any:
         return value
 
 
+def decorate(value: Any, properties: Mapping[str, Any]) -> Any:
+    """The reference's decoration of a patcher value: ``value x factor`` (a whole number),
+    then ``prefix`` and ``suffix`` around it as text; the value unchanged without them."""
+    factor = properties.get("factor")
+    if factor is not None and str(factor) != "":
+        value = to_int(to_number(value) * to_number(factor))
+    prefix, suffix = properties.get("prefix"), properties.get("suffix")
+    if prefix is None and suffix is None:
+        return value
+    return f"{prefix or ''}{text(value)}{suffix or ''}"
+
+
 def convert(value: Any, type_name: str | None) -> Any:
     """Convert a value to a named type (int|integer, float|number, string, bool|boolean)."""
     if type_name is None:
@@ -106,8 +118,9 @@ def pod_spec(obj: Manifest) -> dict[str, Any] | None:
     return inner if isinstance(inner, dict) else None
 
 
-def containers(obj: Manifest, name: str | None) -> Iterator[dict[str, Any]]:
-    """Containers named ``name`` (all when None) of a workload.
+def containers(obj: Manifest, name: str | None, init: bool | None = None) -> Iterator[dict[str, Any]]:
+    """Containers named ``name`` (all when None) of a workload; ``init`` True: only the
+    init containers, False: only the others, None: both.
 
     A SparkApplication has no containers list; its roles ``driver`` and ``executor``
     act as containers, so env and resource patchers work on it too.
@@ -121,7 +134,8 @@ def containers(obj: Manifest, name: str | None) -> Iterator[dict[str, Any]]:
     inner = pod_spec(obj)
     if inner is None:
         return
-    for key in ("containers", "initContainers"):
+    keys = {None: ("containers", "initContainers"), True: ("initContainers",), False: ("containers",)}[init]
+    for key in keys:
         for container in inner.get(key, []) or []:
             if name is None or container.get("name") == name:
                 yield container

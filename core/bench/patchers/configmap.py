@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from bench.api import Manifest
-from bench.patchers.common import PatcherError, each, plain, require, text
+from bench.patchers.common import PatcherError, decorate, each, plain, require, text
 
 
 def _file(obj: Manifest, file_name: str) -> tuple[dict[str, Any], str]:
@@ -52,12 +52,13 @@ def _make(editor: Any) -> Any:
     def patch(objects: list[Manifest], value: Any, properties: Mapping[str, Any]) -> list[Manifest]:
         file_name = str(require(properties, "fileName"))
         key = str(require(properties, "variableName"))
+        decorated = decorate(value, properties)
 
         def apply(obj: Manifest) -> None:
             if obj.get("kind", "ConfigMap") != "ConfigMap":
                 return
             data, content = _file(obj, file_name)
-            data[file_name] = editor(content, key, value)
+            data[file_name] = editor(content, key, decorated)
 
         return each(objects, apply)
 

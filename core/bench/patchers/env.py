@@ -6,18 +6,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench.api import Manifest
-from bench.patchers.common import containers, each, require, scaled, text
+from bench.patchers.common import containers, each, require, scaled, text, to_int
+
+#: the reference load generator's variable for its sensor count, which bench's generator
+#: reads as ``spec.sensors`` (so a reference load type drives bench's generator too)
+SENSORS_VARIABLE = "NUM_SENSORS"
 
 
-def set_env(obj: Manifest, container: str | None, name: str, value: str) -> None:
+def set_env(obj: Manifest, container: str | None, name: str, value: str, init: bool | None = None) -> None:
     """Set (or add) ``name`` in every matching container's env list.
 
-    BenchSut/BenchGenerator keep their environment as a mapping in ``spec.env``.
+    BenchSut/BenchGenerator keep their environment as a mapping in ``spec.env``; a
+    BenchGenerator's ``NUM_SENSORS`` is its sensor count.
     """
     if obj.get("kind") in ("BenchSut", "BenchGenerator"):
-        obj.setdefault("spec", {}).setdefault("env", {})[name] = value
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("env", {})[name] = value
+        if obj.get("kind") == "BenchGenerator" and name == SENSORS_VARIABLE:
+            spec["sensors"] = to_int(value)
         return
-    for target in containers(obj, container):
+    for target in containers(obj, container, init):
         env = target.setdefault("env", [])
         if env is None:
             env = target["env"] = []
@@ -39,4 +47,5 @@ def env_var_patcher(objects: list[Manifest], value: Any, properties: Mapping[str
         f"{text(scaled(value, properties.get('factor')))}"
         f"{properties.get('suffix', '') or ''}"
     )
-    return each(objects, lambda obj: set_env(obj, container, name, rendered))
+    init = str(properties.get("isInitContainer", "")).strip().lower() == "true" or None
+    return each(objects, lambda obj: set_env(obj, container, name, rendered, init))

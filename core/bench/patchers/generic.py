@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench.api import Manifest
-from bench.patchers.common import PatcherError, convert, each, require, spec_of
+from bench.patchers.common import PatcherError, convert, decorate, each, require, spec_of
 
 
 def parse_path(path: Any) -> list[str | int]:
@@ -56,11 +56,12 @@ def set_path(obj: Any, path: list[str | int], value: Any, shown: str) -> None:
 def generic_resource_patcher(
     objects: list[Manifest], value: Any, properties: Mapping[str, Any]
 ) -> list[Manifest]:
+    """The reference's decoration first (``factor``, then ``prefix``/``suffix`` as text),
+    then the ``type`` conversion; without ``type`` a number stays a number."""
     shown = require(properties, "path")
     path = parse_path(shown)
-    converted = convert(value, properties.get("type"))
-    if properties.get("factor") is not None:
-        converted = convert(float(converted) * float(properties["factor"]), properties.get("type") or "float")
+    decorated = decorate(value, properties)
+    converted = convert(decorated, properties.get("type"))
     return each(objects, lambda obj: set_path(obj, path, converted, str(shown)))
 
 

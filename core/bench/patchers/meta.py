@@ -21,7 +21,7 @@ def _labels_at(obj: Manifest, *path: str) -> dict[str, Any]:
 
 def _label_patcher(*path: str) -> Any:
     def patch(objects: list[Manifest], value: Any, properties: Mapping[str, Any]) -> list[Manifest]:
-        label = str(require(properties, "variableName", "label"))
+        label = str(require(properties, "labelName", "variableName", "label"))
         rendered = text(value)
 
         def apply(obj: Manifest) -> None:
@@ -48,13 +48,18 @@ def image_patcher(objects: list[Manifest], value: Any, properties: Mapping[str, 
     BenchSut carries one image in ``spec.image``."""
     container = properties.get("container")
     image = text(value)
+    pull = properties.get("pullPolicy")
 
     def apply(obj: Manifest) -> None:
         if obj.get("kind") in ("SparkApplication", "BenchSut", "BenchGenerator"):
             spec_of(obj)["image"] = image
+            if pull and obj.get("kind") == "SparkApplication":
+                spec_of(obj)["imagePullPolicy"] = str(pull)
             return
-        for target in containers(obj, container):
+        for target in containers(obj, container, init=False):
             target["image"] = image
+            if pull:
+                target["imagePullPolicy"] = str(pull)
 
     return each(objects, apply)
 
@@ -68,7 +73,7 @@ def _pod_field(obj: Manifest) -> dict[str, Any] | None:
 def node_selector_patcher(
     objects: list[Manifest], value: Any, properties: Mapping[str, Any]
 ) -> list[Manifest]:
-    label = str(require(properties, "variableName"))
+    label = str(require(properties, "nodeLabelName", "variableName"))
     rendered = text(value)
 
     def apply(obj: Manifest) -> None:
@@ -99,5 +104,23 @@ def scheduler_name_patcher(
         inner = _pod_field(obj)
         if inner is not None:
             inner["schedulerName"] = rendered
+
+    return each(objects, apply)
+
+
+def volumes_config_map_patcher(
+    objects: list[Manifest], value: Any, properties: Mapping[str, Any]
+) -> list[Manifest]:
+    """The ConfigMap a pod's volume mounts: every volume whose ``configMap.name`` is
+    ``volumeName`` mounts the ConfigMap named by the value instead."""
+    volume = str(require(properties, "volumeName"))
+    rendered = text(value)
+
+    def apply(obj: Manifest) -> None:
+        inner = _pod_field(obj)
+        for vol in (inner or {}).get("volumes") or []:
+            config_map = vol.get("configMap") if isinstance(vol, dict) else None
+            if isinstance(config_map, dict) and config_map.get("name") == volume:
+                config_map["name"] = rendered
 
     return each(objects, apply)

@@ -40,9 +40,22 @@ def _max_records(properties: Mapping[str, Any]) -> float:
     return to_number(properties.get("loadGenMaxRecords", DEFAULT_MAX_RECORDS))
 
 
+def _sensors_and_replicas(sensors: int, replicas: int) -> Any:
+    """A generator instance count; bench's own generator also gets the sensor count the
+    reference's load generator reads from its environment (the value is the load)."""
+
+    def apply(obj: Manifest) -> None:
+        _set_replicas(obj, replicas)
+        if obj.get("kind") == "BenchGenerator":
+            spec_of(obj)["sensors"] = sensors
+
+    return apply
+
+
 def num_sensors_patcher(objects: list[Manifest], value: Any, properties: Mapping[str, Any]) -> list[Manifest]:
-    replicas = instances_for(to_number(value), _max_records(properties))
-    return each(objects, lambda obj: _set_replicas(obj, replicas))
+    sensors = to_int(value)
+    replicas = instances_for(sensors, _max_records(properties))
+    return each(objects, _sensors_and_replicas(sensors, replicas))
 
 
 def nested_groups_sensors(levels: Any, properties: Mapping[str, Any]) -> float:
@@ -54,8 +67,9 @@ def nested_groups_sensors(levels: Any, properties: Mapping[str, Any]) -> float:
 def num_nested_groups_patcher(
     objects: list[Manifest], value: Any, properties: Mapping[str, Any]
 ) -> list[Manifest]:
-    replicas = instances_for(nested_groups_sensors(value, properties), _max_records(properties))
-    return each(objects, lambda obj: _set_replicas(obj, replicas))
+    sensors = nested_groups_sensors(value, properties)
+    replicas = instances_for(sensors, _max_records(properties))
+    return each(objects, _sensors_and_replicas(int(sensors), replicas))
 
 
 def data_volume_patcher(objects: list[Manifest], value: Any, properties: Mapping[str, Any]) -> list[Manifest]:
