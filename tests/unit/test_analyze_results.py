@@ -55,7 +55,8 @@ def test_the_provisional_table_gives_way_to_the_final_one(tmp_path: Path) -> Non
     write_run_table(store, "demand", {1000.0: 2.0})
     assert not (tmp_path / "exp4_demand.provisional.csv").exists()
     doc = json.loads((tmp_path / "exp4-result.json").read_text())
-    assert doc["complete"] is True and doc["table"] == [{"key": 1000.0, "value": 2.0, "inferred": False, "undecided": False}]
+    assert doc["complete"] is True
+    assert doc["table"] == [{"key": 1000.0, "value": 2.0, "inferred": False, "undecided": False}]
 
 
 def _series(slope: float, seed: int, noise: float) -> Series:
