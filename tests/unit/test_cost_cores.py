@@ -83,3 +83,25 @@ def test_a_run_without_recorded_cores_says_one_core_is_assumed(tmp_path: Path) -
     rows = scaling_rows(open_run(tmp_path), {1000.0: 1.0})
     assert (rows[0].cores_per_instance, rows[0].cores_source) == (1.0, "assumed")
     assert "one core is assumed" in build_report([open_run(tmp_path)])
+
+
+def _old_run(folder: Path, cpu_limit: dict[str, Any] | None) -> None:
+    """A run stored before experiments recorded their cores: the benchmark's BenchSut and
+    the environment's CPU limit record say what an instance had."""
+    make_report_run(folder, 0, capacity=1000, seed=1)
+    path = folder / "exp0-benchmark-configuration.json"
+    doc = json.loads(path.read_text())
+    doc["sut"] = {"resources": [{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"cpuPerInstance": 0.25}}]}
+    path.write_text(json.dumps(doc))
+    env = folder / "exp0-environment.json"
+    env.write_text(json.dumps({**json.loads(env.read_text()), "cpuLimit": cpu_limit}))
+
+
+def test_a_run_without_recorded_cores_takes_them_from_its_configuration(tmp_path: Path) -> None:
+    _old_run(tmp_path / "a", {"applied": True, "cpuPerInstance": 0.25, "cgroupVersion": 2})
+    rows = scaling_rows(open_run(tmp_path / "a"), {1000.0: 1.0})
+    assert (rows[0].cores_per_instance, rows[0].cores_source) == (0.25, "configuration")
+    assert rows[0].core_seconds_per_million == pytest.approx(250.0)
+    _old_run(tmp_path / "b", {"applied": False, "cpuPerInstance": 0.25, "reason": "no cgroup"})
+    rows = scaling_rows(open_run(tmp_path / "b"), {1000.0: 1.0})
+    assert rows[0].cores_per_instance == 1.0  # the limit did not apply: the instance had its core

@@ -32,7 +32,8 @@ class ScalingRow:
     efficiency: float
     core_seconds_per_million: float
     cores_per_instance: float
-    #: "measured" (the experiment's record), "environment" or "assumed" (one core)
+    #: "measured" (the experiment's record), "configuration" (the stored deployment and the
+    #: environment's CPU limit record, for runs that did not record it) or "assumed" (one core)
     cores_source: str
 
 
@@ -51,8 +52,34 @@ def cores_of(run: RunFiles, load: float, resources: float) -> tuple[float, str]:
         return value, "measured"
     value = _positive((run.environment or {}).get("cores_per_instance"))
     if value is not None:
-        return value, "environment"
+        return value, "configuration"
+    value = _configured_cores(run, resources)
+    if value is not None:
+        return value, "configuration"
     return 1.0, "assumed"
+
+
+def _configured_cores(run: RunFiles, resources: float) -> float | None:
+    """What the stored deployment gave an instance: its SUT objects (``cpuPerInstance``,
+    ``coresPerInstance``; the resource value itself on a CoresPerInstance axis), with the CPU
+    limit only where the environment file does not say that the platform could not apply it."""
+    from bench.execution.deployment import instance_cores
+
+    objects = [dict(o) for o in ((run.benchmark or {}).get("sut") or {}).get("resources") or []
+               if isinstance(o, dict)]
+    if not objects:
+        return None
+    if run.resource_type() == "CoresPerInstance":
+        for obj in objects:
+            if obj.get("kind") == "BenchSut":
+                obj["spec"] = {**(obj.get("spec") or {}), "coresPerInstance": resources}
+    limit = (run.environment or {}).get("cpuLimit")
+    applied = not (isinstance(limit, dict) and limit.get("applied") is False)
+    if isinstance(limit, dict) and limit.get("applied") is True and _positive(limit.get("cpuPerInstance")):
+        for obj in objects:  # the limit as it ran (a --set value is not in the benchmark file)
+            if obj.get("kind") == "BenchSut":
+                obj["spec"] = {**(obj.get("spec") or {}), "cpuPerInstance": limit["cpuPerInstance"]}
+    return instance_cores(objects, applied)
 
 
 def cores_per_instance(run: RunFiles) -> float:
