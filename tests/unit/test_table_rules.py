@@ -159,3 +159,16 @@ async def test_compare_reads_the_direction_of_a_run_csv(tmp_path: Path) -> None:
     csv_path, _ = write(analyze(run, run_settings(run)))
     for path in (tmp_path / f"exp{outcome.exp_id}_capacity.csv", csv_path):
         assert read_table(path).decreasing, path
+
+
+async def test_a_run_stored_with_the_old_capacity_rule_is_read_in_its_direction(tmp_path: Path) -> None:
+    """A result JSON whose table took the greatest value of a decreasing load type (as
+    bench wrote it before) is read from its verdicts: the heaviest passing load."""
+    outcome = await _capacity_run(tmp_path, "MessagePeriod", PERIODS, capacity=150)
+    path = tmp_path / f"exp{outcome.exp_id}-result.json"
+    doc = json.loads(path.read_text())
+    doc["table"] = [{"key": 1.0, "value": 100.0}, {"key": 2.0, "value": 100.0}]  # the greatest value
+    del doc["complete"]
+    path.write_text(json.dumps(doc))
+    assert read_table(tmp_path).table == outcome.table == {1.0: 100.0, 2.0: 50.0}
+    assert "2: 50" in build_report([open_run(tmp_path)])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import tables
+from bench.analysis.reference_names import reference_files
 from bench.api import SloType, trend_slos
 from bench.model import ConfigError
 
@@ -112,11 +113,21 @@ class RunFiles:
         return tables.from_rows((self.result or {}).get("table"))
 
     def recorded_run_table(self) -> tables.RunTable | None:
-        """The run's own table with its notes (inferred, undecided), None before it wrote one."""
+        """The run's own table with its notes (inferred, undecided), None before it wrote one.
+
+        Built again from the run's stored verdicts (every SLO counted) by the rules of
+        :mod:`bench.tables`, which for a run of this version is the table it wrote; a run
+        stored by an earlier version gets its load direction, errors and lower-bound
+        entries read as they are meant instead of as its file says.
+        """
         found = tables.from_rows_noted((self.result or {}).get("table"))
         if found is None:
             return None
-        return tables.RunTable(self.metric(), found[0], found[1], self.decreasing())
+        verdicts = [(load, res, None if self.outcome(load, res) == "error" else bool(record.get("passed")))
+                    for (load, res), record in self.records().items()]
+        if not verdicts:
+            return tables.RunTable(self.metric(), found[0], found[1], self.decreasing())
+        return self.table_from_verdicts(verdicts)
 
     def decreasing(self) -> bool:
         """Whether the run's load type has its heaviest load at the smallest value."""
@@ -144,7 +155,10 @@ class RunFiles:
 
     def complete(self) -> bool:
         """Whether the run finished its search (its table is final)."""
-        return bool((self.result or {}).get("complete"))
+        doc = self.result or {}
+        if "complete" in doc:
+            return bool(doc["complete"])
+        return doc.get("table") is not None  # written once, at the end, before provisional tables existed
 
     def outcome(self, load: float, resources: float) -> str | None:
         """``passed``, ``failed`` or ``error`` as the run recorded it, None when unrecorded."""
@@ -286,4 +300,7 @@ def open_run(path: str | Path, exp_id: int | None = None) -> RunFiles:
     run.execution = _json(folder / f"exp{exp_id}-execution-configuration.json")
     run.benchmark = _json(folder / f"exp{exp_id}-benchmark-configuration.json")
     run.environment = _json(folder / f"exp{exp_id}-environment.json")
+    # files named as the reference names them (a Theodolite results folder)
+    taken = [f.path for f in run.sli + run.info]
+    run.sli += [SliFile(*f) for f in reference_files(folder, exp_id, run.benchmark, taken)]
     return run
