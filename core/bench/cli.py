@@ -219,9 +219,12 @@ def run(**opts: Any) -> None:
 
     expected = None
     if opts.get("expect"):
+        from bench.analysis import inputs
         from bench.analysis.compare import read_table
 
-        expected = read_table(opts["expect"])  # before the run: a wrong path fails now
+        inputs.check_source(opts["expect"])  # before the run: a wrong path or a broken table fails now
+        expected = read_table(opts["expect"])
+        inputs.check_table(opts["expect"], expected)
 
     try:
         registry = _registry()

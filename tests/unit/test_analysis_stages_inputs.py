@@ -139,3 +139,23 @@ def test_a_kafka_error_while_stages_run_is_one_line(tmp_path: Path, monkeypatch:
     line = refused("stages", "--plugin", "uc1", "--bootstrap-servers", "k:1", "--results", str(tmp_path / "s"))
     assert "Kafka: KafkaConnectionError: Unable to bootstrap" in line
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"load,resources\n", "holds no rows"),
+    ("load,resources\n100,1\n".encode("utf-16"), "is UTF-16"),
+])
+def test_run_expect_checks_its_table_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     content: bytes, message: str) -> None:
+    def forbidden(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the run was prepared although --expect is unusable")
+
+    monkeypatch.setattr("bench.launch.prepare_run", forbidden)
+    table = tmp_path / "exp0_demand.csv"
+    table.write_bytes(content)
+    assert message in refused("run", "--plugin", "uc1", "--expect", str(table))
+
+
+def test_stages_parameter_beyond_any_run(no_start: None, tmp_path: Path) -> None:
+    assert "--set windowSizeMs=1e30: must be at most 1e+12" in refused(
+        "stages", "--plugin", "uc3", "--set", "windowSizeMs=1e30", "--results", str(tmp_path / "s"))

@@ -48,9 +48,9 @@ def check_source(source: str) -> None:
         path = Path(source.rpartition(":")[0])
     candidates = [path] if path.is_file() else sorted(path.glob("exp*")) if path.is_dir() else []
     for file in candidates:
-        if file.suffix in (".csv", ".json") and file.is_file():
+        if (file.suffix in (".csv", ".json") or file == path) and file.is_file():
             text = files.decode_text(files.read_bytes(file, "", MAX_SERIES_BYTES), str(file))
-            if file.suffix == ".csv":
+            if file.suffix == ".csv" or file == path:
                 _check_row_lengths(text, str(file))
 
 

@@ -122,6 +122,7 @@ def check_inputs(registry: Any, plugin: str, sensors: int, duration: float, warm
     params = parse_sets(sets)
     declared, complete = declared_params(use_case, registry)
     validate_params(params, declared, complete, "--set")
+    bounds.check_params(declared, {"--set": params})
     for option, value, bound in (("--duration", duration, bounds.DURATION), ("--warmup", warmup, bounds.WARMUP),
                                  ("--drain", drain, bounds.DELAY), ("--instances", instances,
                                                                     bounds.RESOURCE_VALUE["Instances"]),
