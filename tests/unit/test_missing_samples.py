@@ -76,3 +76,11 @@ def test_the_report_writes_loads_and_rates_as_people_do(tmp_path: Path) -> None:
     assert "12,346" in html  # the input rate's mean
     assert ">1,000</td>" in html and ">3,000</td>" in html  # loads and target records/s
     assert "e+0" not in html
+
+
+def test_an_older_run_s_files_of_nan_are_reported_absent(tmp_path: Path) -> None:
+    make_report_run(tmp_path, 0, capacity=1000, seed=1)
+    (tmp_path / "exp0_1000_1_info_latency-p99_0.csv").write_text(
+        "labels,timestamp,value\n,1.000,nan\n,2.000,nan\n")
+    html = build_report([open_run(tmp_path)])
+    assert "latency-p99: no series stored: sampled, but no sample had a value" in html

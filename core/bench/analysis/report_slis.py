@@ -52,12 +52,12 @@ def other_slis_section(run: RunFiles) -> str:
     if rows:
         parts.append("<p>series of the other SLOs</p>")
         parts.append(table(["SLI", "load", "resources", "repetition", "samples", "min", "mean", "max", "last"], rows))
-    info = _info_rows(run)
+    info, empty = _info_rows(run)
     if info:
         parts.append("<p>informational SLIs (sampled, judged by no SLO; after the warm-up, pooled over the "
                      "repetitions)</p>")
         parts.append(table(["SLI", "load", "resources", "samples", "mean", "median", "p95", "max"], info))
-    absent = _absent_slis(run)
+    absent = _absent_slis(run, empty)
     if absent:
         parts.append('<p class="note">' + "<br>".join(
             f"{escape(', '.join(slis))}: no series stored: {escape(reason)}" for reason, slis in absent.items())
@@ -67,8 +67,9 @@ def other_slis_section(run: RunFiles) -> str:
     return "\n".join(parts)
 
 
-def _info_rows(run: RunFiles) -> list[list[str]]:
-    """Per informational SLI and experiment: the run's own summary, else one from the files."""
+def _info_rows(run: RunFiles) -> tuple[list[list[str]], set[str]]:
+    """Per informational SLI and experiment: the run's own summary, else one from the files;
+    and the SLIs whose files hold no value at all (written as NaN by earlier versions)."""
     records = run.records()
     by_key: dict[tuple[str, float, float], list[float]] = {}
     for f in run.info:
@@ -91,12 +92,18 @@ def _info_rows(run: RunFiles) -> list[list[str]]:
         else:
             continue
         rows.append([escape(name), human(load), human(res), *cells])
-    return rows
+    with_data = {name for (name, _, _), values in by_key.items() if values} | {
+        name for (name, load, res) in by_key
+        if (((records.get((load, res)) or {}).get("info") or {}).get(name) or {}).get("samples")}
+    return rows, {name for (name, _, _) in by_key} - with_data
 
 
-def _absent_slis(run: RunFiles) -> dict[str, list[str]]:
-    """reason -> SLIs the run sampled without a single value (the result JSON's info summaries)."""
-    found: dict[str, set[str]] = {}
+def _absent_slis(run: RunFiles, empty: set[str]) -> dict[str, list[str]]:
+    """reason -> SLIs the run sampled without a single value (the result JSON's info
+    summaries; ``empty``: files of nothing but NaN, whose reason is the same)."""
+    from bench.info import NO_DATA
+
+    found: dict[str, set[str]] = {NO_DATA: set(empty)} if empty else {}
     for record in run.records().values():
         for name, summary in (record.get("info") or {}).items():
             if isinstance(summary, dict) and summary.get("absent"):
