@@ -35,6 +35,7 @@ from bench.launch_checks import (
     check_record_template,
     check_results_dir,
     check_resume,
+    check_trigger,
     from_file,
     parse_spark_conf,
     probe_kafka,
@@ -240,6 +241,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         **platform_options(registry, ptype, given),
     }
     run_check(ptype.validate, options, use_case)
+    check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
     # The deployment paths are checked against the objects without them (setting a
     # path creates it); then every experiment's deployment must build.
     loads, resources = execution.load.loadValues, execution.resources.resourceValues

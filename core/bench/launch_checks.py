@@ -85,6 +85,14 @@ def check_options(opts: Mapping[str, Any]) -> None:
         check_namespace(str(opts["namespace"]), "--namespace")
 
 
+def check_trigger(trigger: float | None, duration: float, warmup: float) -> None:
+    """Two micro-batches within the measured part of a repetition: with fewer the SUT
+    commits no offsets there and every experiment fails for the trigger, not the load."""
+    if trigger is not None and trigger > (duration - warmup) / 2:
+        raise ConfigError(f"--trigger {trigger:g}: must leave two micro-batches between warmup ({warmup:g} s) and "
+                          f"duration ({duration:g} s): at most {(duration - warmup) / 2:g} s")
+
+
 def check_bootstrap_servers(servers: str, where: str = "--bootstrap-servers") -> list[tuple[str, int]]:
     """``HOST:PORT[,HOST:PORT]``: no scheme, no spaces, host names as Kafka's clients read them."""
     out = []

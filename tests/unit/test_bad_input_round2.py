@@ -212,3 +212,8 @@ def test_an_empty_section_of_an_execution_file(registry: Registry, tmp_path: Pat
 def test_a_use_case_parameter_without_a_declared_maximum(registry: Registry, tmp_path: Path, args: list[str]) -> None:
     line = refused(tmp_path, "--plugin", "calibrated", *args)
     assert "--set capacity=" in line and ("must be at most 1e+12" in line or "must be at least" in line)
+
+
+def test_a_trigger_that_leaves_no_micro_batch_to_measure(registry: Registry, tmp_path: Path) -> None:
+    line = refused(tmp_path, "--plugin", "uc1", "--trigger", "100", "--duration", "120", "--warmup", "30")
+    assert "--trigger 100: must leave two micro-batches" in line and "at most 45 s" in line
