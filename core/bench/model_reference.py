@@ -223,6 +223,11 @@ def _type(typedef: Any) -> Any:
     return {**typedef, "patchers": [patcher(p) for p in typedef["patchers"]]}
 
 
+def sli_slo(slo: Mapping[str, Any], slis: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """One SLO of the current schema (naming an SLI of ``slis``) in bench's shape."""
+    return _slo(slo, slis)
+
+
 def benchmark_doc(doc: Mapping[str, Any], base: Path, read: Reader = plain_reader) -> dict[str, Any]:
     """A reference Benchmark in bench's shape (validated by :class:`bench.model.Benchmark`)."""
     body = dict(body_of(doc))

@@ -26,6 +26,11 @@ from bench.api import Series, SloContext, SloType, SloVerdict
 from bench.services import external_slo_verdict
 
 
+def _always(properties: Mapping[str, Any]) -> bool:
+    """``bench run --threshold`` and ``bench analyze`` treat it as the lag trend it is."""
+    return True
+
+
 def validate_lag_trend(properties: Mapping[str, Any]) -> None:
     key = slo_math.reference_threshold_key(properties)
     if key is None:
@@ -97,6 +102,8 @@ REFERENCE_LAG_TRENDS = (
         check_lag_trend,
         sli="lag",
         validate=validate_lag_trend,
+        cli_threshold=_always,
+        analysed_as_trend=_always,
         series_label="lag (records)",
     ),
     SloType(
