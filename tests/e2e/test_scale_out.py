@@ -1,0 +1,160 @@
+"""The scale-out path for real: bench against a Spark standalone cluster and a Kafka
+cluster that it did not start, as a user's clusters would be.
+
+Started once for the module as external services: a Spark master with two workers
+(separate JVMs from the pyspark wheel, one core and 1 GiB each) and a three-node
+Apache Kafka (KRaft). Then ``bench run --platform external --spark-master spark://...
+--bootstrap-servers ...`` for the calibrated use case (its demand is known: exactly
+ceil(load / capacity)), UC1 and an own ``--job`` script that takes its servers and
+topics as arguments. Two instances are two executors of one core: with one-core workers
+the master must place them on both workers, which the workers' executor folders show.
+
+Sized for CI on two cores: one load, one or two resource values, 35-40 s experiments
+(60 s for the job, whose warm-up must cover its first micro-batch), a sample every 2 s.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bench.runtime.host.jars import kafka_jars
+from bench.runtime.kafka.apache_kafka import KafkaCluster, start_sync
+from bench.runtime.spark.cluster import SparkCluster
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(kafka_jars() is None, reason="Apache Kafka not installed (scripts/install fetches it)"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKERS = 2
+#: per experiment: a warm-up long enough for a standalone application's first batches, and
+#: a sample every 2 s so that a lag trend over ~25 s rests on a dozen samples, not five
+TIMING = ("--duration", "35", "--warmup", "12", "--sample-interval", "2")
+
+#: a job written without bench: servers and topics come from its command line only
+ARGS_JOB = '''
+import argparse
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--brokers", required=True)
+parser.add_argument("--in", dest="source", required=True)
+parser.add_argument("--out", dest="sink", required=True)
+args = parser.parse_args()
+
+spark = SparkSession.builder.appName("args-job").getOrCreate()
+(spark.readStream.format("kafka").option("kafka.bootstrap.servers", args.brokers)
+    .option("subscribe", args.source).load()
+    .select(F.col("key"), F.upper(F.col("value").cast("string")).alias("value"))
+    .writeStream.format("kafka").option("kafka.bootstrap.servers", args.brokers)
+    .option("topic", args.sink).option("checkpointLocation", "/tmp/args-job/checkpoint")
+    .start().awaitTermination())
+'''
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[KafkaCluster]:
+    cluster = start_sync(3)
+    try:
+        yield cluster
+    finally:
+        cluster.stop_sync()
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkCluster]:
+    cluster = SparkCluster(WORKERS, "1g", 1)
+    cluster.start_sync()
+    try:
+        yield cluster
+    finally:
+        cluster.stop_sync()
+
+
+def bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench.cli", "run", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def table(results: Path) -> list[dict[str, str]]:
+    with open(results / "exp0_demand.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+def verdicts(results: Path) -> str:
+    """What decided each experiment, for the message of a failed assertion."""
+    path = results / "exp0-result.json"
+    return path.read_text()[:4000] if path.exists() else "no result file"
+
+
+def external(kafka: KafkaCluster, results: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return bench("--platform", "external", "--bootstrap-servers", kafka.bootstrap_servers,
+                 "--results", str(results), *TIMING, *args)
+
+
+def spread(spark: SparkCluster, before: set[str]) -> dict[str, dict[int, list[str]]]:
+    """The executors of the applications that ran since ``before``, by worker."""
+    return {app: where for app, where in spark.executors().items() if app not in before}
+
+
+def test_calibrated_demand_is_exact_on_a_kafka_cluster(kafka: KafkaCluster, tmp_path: Path) -> None:
+    """2,500 records/s at 1,000 per instance: 2 instances fall behind, 3 keep up."""
+    out = external(kafka, tmp_path, "--plugin", "calibrated", "--set", "capacity=1000",
+                   "--loads", "2500", "--resources", "2,3", "--duration", "40", "--warmup", "12")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert table(tmp_path) == [{"load": "2500", "resources": "3"}], verdicts(tmp_path)
+    env = json.loads((tmp_path / "exp0-environment.json").read_text())
+    assert env["platform"] == "external"
+    assert env["broker"]["bootstrapServers"] == kafka.bootstrap_servers and not env["broker"]["embedded"]
+
+
+def test_uc1_runs_on_the_spark_cluster_with_executors_on_both_workers(
+    kafka: KafkaCluster, spark: SparkCluster, tmp_path: Path
+) -> None:
+    before = set(spark.executors())
+    started = time.monotonic()
+    out = external(kafka, tmp_path, "--plugin", "uc1", "--spark-master", spark.master_url,
+                   "--loads", "2000", "--resources", "2")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert table(tmp_path) == [{"load": "2000", "resources": "2"}], verdicts(tmp_path)
+    apps = spread(spark, before)
+    assert apps, f"no application ran on {spark.master_url} in {time.monotonic() - started:.0f} s"
+    for app, where in apps.items():
+        # two one-core executors on two one-core workers: one on each
+        assert sorted(where) == [0, 1] and all(len(ids) == 1 for ids in where.values()), (app, where)
+    env = json.loads((tmp_path / "exp0-environment.json").read_text())
+    assert env["spark"]["master"] == spark.master_url
+    assert env["cpuLimit"] is None or env["cpuLimit"]["applied"] is False  # executors are the cluster's
+
+
+def test_own_job_with_its_own_command_line_runs_on_both_clusters(
+    kafka: KafkaCluster, spark: SparkCluster, tmp_path: Path
+) -> None:
+    script = tmp_path / "args_job.py"
+    script.write_text(ARGS_JOB)
+    before = set(spark.executors())
+    # a script gets no warm-up run on throw-away topics (docs/own-job.md): its first
+    # micro-batch with data (each executor creating its Kafka consumer and producer) falls
+    # into the experiment; it took 10 s on a quiet machine and ~50 s at a load average of 14
+    out = external(kafka, tmp_path / "results", "--job", str(script), "--spark-master", spark.master_url,
+                   "--loads", "1000", "--resources", "2", "--duration", "60", "--warmup", "35",
+                   "--", "--brokers", "{bootstrap}", "--in", "{input}", "--out", "{output}")
+    assert out.returncode == 0, out.stderr[-3000:]
+    results = tmp_path / "results"
+    assert table(results) == [{"load": "1000", "resources": "2"}], verdicts(results)
+    lag = (results / "exp0_1000_2_sli_lag-trend_0.csv").read_text().splitlines()
+    assert len(lag) >= 10  # the listener committed the script's offsets: lag was measured throughout
+    run = json.loads((results / "exp0-run.json").read_text())
+    assert run["params"]["jobArgs"] == "--brokers '{bootstrap}' --in '{input}' --out '{output}'"
+    apps = spread(spark, before)
+    assert len(apps) == 1 and sorted(next(iter(apps.values()))) == [0, 1], apps
