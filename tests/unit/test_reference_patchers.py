@@ -119,3 +119,14 @@ def test_patchers_do_not_touch_their_input() -> None:
     patch("VolumesConfigMapPatcher", "x", obj, volumeName="app-config")
     patch("ImagePatcher", "x", obj, container="main", pullPolicy="Never")
     assert obj == before
+
+
+def test_uc3_takes_the_reference_load_type_in_days() -> None:
+    from bench.model import parse_benchmark
+
+    bench = parse_benchmark(REGISTRY.use_cases["uc3"].default_benchmark())
+    (days,) = [t for t in bench.loadTypes if t.typeName == "AggregationDurationDays"]
+    (ref,) = days.patchers
+    sut = {"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"params": {}}}
+    out = REGISTRY.patchers[ref.type].patch([sut], 3, ref.properties)[0]
+    assert out["spec"]["params"]["windowSizeMs"] == 3 * 86_400_000

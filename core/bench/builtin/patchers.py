@@ -105,7 +105,7 @@ PATCHERS = (
     ),
     PatcherType(
         "ParamPatcher",
-        "spec.params[key] = value (type int|float|string|bool; embedded SUT parameters)",
+        "spec.params[key] = value*factor (type int|float|string|bool; embedded SUT parameters)",
         generic.param_patcher,
     ),
 )

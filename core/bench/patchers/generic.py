@@ -67,9 +67,10 @@ def generic_resource_patcher(
 
 def param_patcher(objects: list[Manifest], value: Any, properties: Mapping[str, Any]) -> list[Manifest]:
     """``spec.params[key] = value``: how the embedded platform's SUT receives window sizes,
-    trigger intervals and the like (``properties.type`` converts; default keeps numbers)."""
+    trigger intervals and the like (``factor`` scales, ``properties.type`` converts;
+    without a type a number stays a number)."""
     key = str(require(properties, "key", "variableName"))
-    converted = convert(value, properties.get("type"))
+    converted = convert(decorate(value, properties), properties.get("type"))
 
     def apply(obj: Manifest) -> None:
         params = spec_of(obj).get("params")

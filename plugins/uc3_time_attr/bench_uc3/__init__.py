@@ -21,6 +21,7 @@ USE_CASE = UseCase(
     topology=topology,
     dimensions=(
         "NumSensors", "WindowSize", "Advance", "NumOverlappingWindows", "NumTimeAttributeValues", "MessagePeriod",
+        "AggregationDurationDays",
     ),
     default_params=dict(DEFAULT_PARAMS),
     params=PARAMS,

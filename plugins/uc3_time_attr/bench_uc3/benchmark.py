@@ -6,6 +6,8 @@ from typing import Any
 
 from bench.api import message_period_load_type, param_load_type, standard_benchmark, windowed_slos
 
+from bench_uc3.params import DAY_MS
+
 TOPICS = {"input": 4, "output": 4}
 
 
@@ -19,6 +21,9 @@ def load_types() -> list[dict[str, Any]]:
         # 24, 7 or 168 values: hourOfDay, dayOfWeek, hourOfWeek
         param_load_type("NumTimeAttributeValues", "timeAttribute"),
         message_period_load_type(),
+        # the reference's UC3 load type: the aggregation window in days
+        {"typeName": "AggregationDurationDays", "patchers": [
+            {"type": "ParamPatcher", "resource": "sut", "properties": {"key": "windowSizeMs", "factor": DAY_MS}}]},
     ]
 
 
