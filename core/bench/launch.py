@@ -245,8 +245,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     # The deployment paths are checked against the objects without them (setting a
     # path creates it); then every experiment's deployment must build.
     loads, resources = execution.load.loadValues, execution.resources.resourceValues
+    load, res = loads[0], resources[0]
     try:
-        validate_deployment_paths(build_objects(registry, bench, execution, plain, loads[0], resources[0]),
+        validate_deployment_paths(build_objects(registry, bench, execution, plain, load, res),
                                   params, declared, complete)
         bounds.check_sets(params)
         for load, res in itertools.product(loads, resources):
@@ -255,7 +256,10 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise
-        raise ConfigError(f"patching the deployment failed: {exc}") from None
+        # a patcher refusing a value: name the value and its type, as the user gave them
+        raise ConfigError(f"load {fmt_value(load)} ({execution.load.loadType}), resources {fmt_value(res)} "
+                          f"({execution.resources.resourceType}): the deployment cannot be patched: {exc}; "
+                          "check the load and resource values (--loads, --resources)") from None
     return PreparedRun(use_case, bench, execution, params, options, security)
 
 

@@ -274,6 +274,10 @@ def from_file(flag: str, path: str | None, opts: Mapping[str, Any] | None = None
         if isinstance(exc, FileError):  # names its file already
             raise
         message = str(exc)
+        given = [f"--{o.replace('_', '-')}" for o in ("warmup", "duration", "sample_interval")
+                 if opts is not None and opts.get(o) is not None]
+        if given and message.startswith("execution.execution: "):  # an order of options (warmup < duration)
+            raise ConfigError(f"{'/'.join(given)}: {message.removeprefix('execution.execution: ')}") from None
         for key, (option, shown) in _OPTION_KEYS.items():
             if opts is not None and opts.get(option) and message.startswith((key + " ", key + ":")):
                 raise ConfigError(shown + message[len(key):]) from None

@@ -217,3 +217,11 @@ def test_a_use_case_parameter_without_a_declared_maximum(registry: Registry, tmp
 def test_a_trigger_that_leaves_no_micro_batch_to_measure(registry: Registry, tmp_path: Path) -> None:
     line = refused(tmp_path, "--plugin", "uc1", "--trigger", "100", "--duration", "120", "--warmup", "30")
     assert "--trigger 100: must leave two micro-batches" in line and "at most 45 s" in line
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--warmup", "100", "--duration", "90"], "--warmup/--duration: warmup (100 s) must be shorter"),
+    (["--loads", "0.5"], "load 0.5 (NumSensors), resources 1 (Instances): the deployment cannot be patched"),
+])
+def test_messages_name_the_options(registry: Registry, tmp_path: Path, args: list[str], message: str) -> None:
+    assert message in refused(tmp_path, "--plugin", "uc1", *args)
