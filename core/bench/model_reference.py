@@ -32,6 +32,14 @@ from typing import Any
 
 import yaml
 
+from bench.errors import UserError
+
+
+class ReferenceFileError(UserError, ValueError):
+    """A reference document bench cannot read (a missing manifest file, an entry that is
+    no mapping); one line, like every configuration error."""
+
+
 #: the annotation that records the file a manifest came from (bench.patching selects by it)
 SOURCE_ANNOTATION = "bench/source"
 #: fields of the reference's SLO of the current schema that go into bench's properties
@@ -128,10 +136,10 @@ def plain_reader(path: Path, where: str) -> Any:
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ValueError(f"{where}: cannot read {path}: {exc.strerror} (paths are relative to the "
+        raise ReferenceFileError(f"{where}: cannot read {path}: {exc.strerror} (paths are relative to the "
                          "benchmark file)") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"{where}: {path} is not valid YAML: {' '.join(str(exc).split())}") from None
+        raise ReferenceFileError(f"{where}: {path} is not valid YAML: {' '.join(str(exc).split())}") from None
 
 
 def _read_files(where: str, path: Any, files: Any, base: Path, read: Reader) -> list[dict[str, Any]]:
@@ -140,12 +148,12 @@ def _read_files(where: str, path: Any, files: Any, base: Path, read: Reader) -> 
     names = [str(f) for f in files] if isinstance(files, list) else (
         sorted(p.name for p in folder.glob("*.y*ml")) if folder.is_dir() else [])
     if not names:
-        raise ValueError(f"{where}: no manifest files in {folder} (paths are relative to the benchmark file)")
+        raise ReferenceFileError(f"{where}: no manifest files in {folder} (paths are relative to the benchmark file)")
     manifests = []
     for name in names:
         manifest = read(folder / name, where)
         if not isinstance(manifest, dict):
-            raise ValueError(f"{where}: {folder / name} does not hold a Kubernetes manifest")
+            raise ReferenceFileError(f"{where}: {folder / name} does not hold a Kubernetes manifest")
         raw_meta = manifest.get("metadata")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         manifest["metadata"] = {**meta, "annotations": {**(meta.get("annotations") or {}), SOURCE_ANNOTATION: name}}
@@ -265,7 +273,9 @@ def execution_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
     if name:
         body["name"] = name
     slos = []
-    for slo in body.get("slos") or []:
+    for i, slo in enumerate(body.get("slos") or []):
+        if not isinstance(slo, Mapping):
+            raise ReferenceFileError(f"execution.slos[{i}]: {slo!r} is not an SLO (a mapping with a name)")
         if isinstance(slo, Mapping) and ("sloType" in slo or "sli" in slo):
             slos.append(_slo(slo, {}))
         elif isinstance(slo, Mapping):  # an override; the current schema writes its fields beside the name
@@ -292,8 +302,11 @@ def execution_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
     if "execution" in body or ex:
         body["execution"] = ex
     if isinstance(body.get("configOverrides"), list):
-        body["configOverrides"] = [{**o, "patcher": patcher(o.get("patcher"))} if isinstance(o, Mapping) else o
-                                   for o in body["configOverrides"]]
+        for i, override in enumerate(body["configOverrides"]):
+            if not isinstance(override, Mapping) or not isinstance(override.get("patcher"), Mapping):
+                raise ReferenceFileError(f"execution.configOverrides[{i}]: {override!r} is not a config override "
+                                         "(a mapping with patcher and value)")
+        body["configOverrides"] = [{**o, "patcher": patcher(o["patcher"])} for o in body["configOverrides"]]
     return body
 
 

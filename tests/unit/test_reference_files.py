@@ -163,3 +163,23 @@ def validate_file_doc(bench: object) -> None:
     from bench.model import validate_benchmark
 
     validate_benchmark(bench, REGISTRY)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [({"slos": [None]}, r"execution.slos\[0\]: None is not an SLO"),
+     ({"configOverrides": [{"patcher": None, "value": 1}]}, r"execution.configOverrides\[0\]: .* is not a config")],
+)
+def test_malformed_reference_entries_are_one_line(tmp_path: Path, spec: dict, says: str) -> None:
+    import yaml
+
+    doc = {"apiVersion": "theodolite.rocks/v1beta1", "kind": "execution", "metadata": {"name": "e"},
+           "spec": {"benchmark": "uc1", "load": {"loadType": "NumSensors", "loadValues": [1000]},
+                    "resources": {"resourceType": "Instances", "resourceValues": [1]},
+                    "execution": {"strategy": "LinearSearch", "duration": 120}, **spec}}
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    from bench.errors import UserError
+
+    with pytest.raises(UserError, match=says):  # one line, exit 2
+        validate_file(REGISTRY, path, None)
