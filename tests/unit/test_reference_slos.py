@@ -190,6 +190,17 @@ def test_lag_trend_matches_the_reference_checker(data: list[list[float]], thresh
     assert verdict.passed is ref_lag_trend(document(reps, {"warmup": warmup, "threshold": threshold}))
 
 
+@pytest.mark.parametrize("threshold", [9.5, 10.0, 10.5, 11.0])
+def test_lag_trend_on_fractional_timestamps_matches_the_reference(threshold: float) -> None:
+    # Prometheus timestamps carry milliseconds; the reference's checker reads whole seconds
+    # (and whole records: a lag is a count)
+    reps = [Series([T0 + 0.7 + 5.3 * i for i in range(12)], [float(int(10 * 5.3 * i) + i % 3) for i in range(12)]),
+            Series([T0 + 400.2 + 4.9 * i for i in range(12)], [float(int(10.4 * 4.9 * i)) for i in range(12)])]
+    for warmup in (0, 7, 12):
+        verdict = check_lag_trend(reps, ctx({"threshold": threshold}, warmup=warmup))
+        assert verdict.passed is ref_lag_trend(document(reps, {"warmup": warmup, "threshold": threshold}))
+
+
 def test_lag_trend_ratio_is_relative_to_the_load_value() -> None:
     reps = [series([0, 100, 200, 300])]  # 20 records/s
     assert not check_lag_trend_ratio(reps, ctx({"ratio": 0.1}, load=200)).passed  # 20 < 20: no
@@ -208,6 +219,16 @@ def test_dropped_records_matches_the_reference_checker(data: list[list[float]], 
     reps = [series(values) for values in data]
     verdict = check_dropped_records(reps, ctx({"threshold": threshold}))
     assert verdict.passed is ref_dropped(document(reps, {"warmup": 0, "threshold": threshold}))
+
+
+@pytest.mark.parametrize("threshold", [5, 50, 51, 120, 121])
+@pytest.mark.parametrize("warmup", [0, 10, 30])
+def test_dropped_records_warmup_is_the_reference_one(threshold: float, warmup: float) -> None:
+    # repetitions run one after another; the warm-up ends warmup s after the first one's start
+    reps = [series([0, 120, 50, 50, 50], t0=T0 + 0.6), series([0, 50, 50], t0=T0 + 200.3),
+            series([0, 0, 4], t0=T0 + 400.9)]
+    verdict = check_dropped_records(reps, ctx({"threshold": threshold}, warmup=warmup))
+    assert verdict.passed is ref_dropped(document(reps, {"warmup": warmup, "threshold": threshold}))
 
 
 def test_more_dropped_records_than_an_absolute_threshold_fail() -> None:

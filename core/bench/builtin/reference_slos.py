@@ -3,7 +3,8 @@
 ``dropped records``: the counter of records a window operator dropped (the SLI
 ``dropped-records``) stays strictly below ``threshold`` at every sample after the
 warm-up, in every repetition: the reference's checker takes the maximum over all
-samples of all repetitions and passes when it is ``< threshold``. The threshold is any
+samples of all repetitions (those before the warm-up's end, counted from the first
+repetition's first sample, as 0) and passes when it is ``< threshold``. The threshold is any
 of the reference's forms (``threshold``, ``thresholdRelToLoad`` x the load value,
 ``thresholdRelToResources``, ``thresholdFromExpression``), taken in its order.
 ``dropped records ratio``: the same with threshold = ``ratio`` x the load value.
@@ -14,6 +15,7 @@ An SLO naming an external checker gets that checker's verdict (:mod:`bench.exter
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,18 +54,17 @@ def _check(series: list[Series], ctx: SloContext, threshold: float) -> SloVerdic
     if external is not None:
         return external_slo.external_verdict(
             external, series, external_slo.metadata(ctx.properties, threshold, ctx.warmup))
-    if not series:
-        return SloVerdict(False, {"error": "no series (no repetition produced this SLI)", "threshold": threshold})
-    maxima = []
-    for i, s in enumerate(series):
-        _, values = slo_math.after_warmup(s, ctx.warmup)
-        if values.size == 0:
-            return SloVerdict(False, {"error": f"repetition {i}: no sample after a {ctx.warmup:g} s warm-up",
-                                      "threshold": threshold})
-        maxima.append(float(values.max()))
-    worst = max(maxima)
-    return SloVerdict(worst < threshold, {"sli": DROPPED_SLI, "max": maxima, "aggregate": worst,
-                                          "operator": "lt", "threshold": threshold})
+    samples = [(t, v) for s in series for t, v in zip(s.timestamps, s.values, strict=True) if not math.isnan(v)]
+    if not samples:
+        return SloVerdict(False, {"error": "no samples (no repetition produced this SLI)", "threshold": threshold})
+    # The reference's rule: the warm-up ends warmup s after the first repetition's first
+    # sample (whole seconds); every later sample counts with its value (whole records),
+    # every earlier one as 0; the largest must stay below the threshold.
+    start = math.trunc(series[0].timestamps[0]) + math.trunc(ctx.warmup) if series[0].timestamps else 0
+    counted = [float(math.trunc(v)) if t >= start else 0.0 for t, v in samples]
+    worst = max(counted)
+    return SloVerdict(worst < threshold, {"sli": DROPPED_SLI, "aggregate": worst, "operator": "lt",
+                                          "threshold": threshold, "samples": len(counted)})
 
 
 def check_dropped_records(series: list[Series], ctx: SloContext) -> SloVerdict:

@@ -1,7 +1,7 @@
 """The reference's lag-trend SLO types, under the reference's names and with its rule.
 
-``lag trend``: per repetition, every lag sample (NaN read as 0, values truncated to
-whole records, as the reference's checker reads Prometheus' strings) at least
+``lag trend``: per repetition, every lag sample (NaN read as 0, values and timestamps
+truncated to whole records and seconds, as the reference's checker reads them) at least
 ``warmup`` s after the repetition's first sample, fitted by OLS over time; the median
 of the repetitions' slopes must be strictly below the threshold. A repetition whose
 slope cannot be fitted counts as an infinite slope, as in the reference. The threshold
@@ -50,9 +50,9 @@ def validate_lag_trend_ratio(properties: Mapping[str, Any]) -> None:
 def repetition_slope(series: Series, warmup: float) -> tuple[float, float]:
     """(slope, intercept) of one repetition as the reference computes it; (inf, nan)
     when no slope can be fitted (fewer than two samples after the warm-up)."""
-    t = np.asarray(series.timestamps, dtype=float)
-    v = np.nan_to_num(np.asarray(series.values, dtype=float), nan=0.0)
-    v = np.trunc(v)
+    # whole seconds and whole records, as the reference's checker reads Prometheus' answer
+    t = np.trunc(np.asarray(series.timestamps, dtype=float))
+    v = np.trunc(np.nan_to_num(np.asarray(series.values, dtype=float), nan=0.0))
     if t.size == 0:
         return math.inf, math.nan
     keep = (t - t[0]) >= warmup
