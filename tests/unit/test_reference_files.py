@@ -183,3 +183,17 @@ def test_malformed_reference_entries_are_one_line(tmp_path: Path, spec: dict, sa
 
     with pytest.raises(UserError, match=says):  # one line, exit 2
         validate_file(REGISTRY, path, None)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.yaml") if p.name.startswith(("benchmark",
+                                                                                                      "execution"))))
+def test_bench_validate_answers_every_fixture_in_one_line(name: str) -> None:
+    from bench.cli import cli
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli, ["validate", str(FIXTURES / name)])
+    assert result.exit_code in (0, 2), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert "unknown field" not in result.output and "Traceback" not in result.output
+    assert (result.exit_code == 0) is name.startswith("execution")
