@@ -301,3 +301,12 @@ def test_the_reference_bundled_checkers_are_evaluated_by_bench_itself() -> None:
     assert is_bundled("http://localhost:80/evaluate-slope") and is_bundled("http://localhost:8082")
     assert external_url({"externalSloUrl": "http://localhost:80/evaluate-slope"}) is None
     assert external_url({"externalSloChecker": "http://checker.example:8080/"}) == "http://checker.example:8080/"
+
+
+def test_bench_lag_trend_names_its_rate_relative_threshold_too() -> None:
+    import bench_slo_lag_trend
+
+    reps = [series([0, 100, 200, 300])]  # 20 records/s
+    rate = SloContext(load=5, resources=1, warmup=0, properties={"thresholdRelToRate": 0.01}, load_rate=1000.0)
+    assert not bench_slo_lag_trend.check(reps, rate).passed  # 20 >= 0.01 x 1000 records/s
+    assert bench_slo_lag_trend.check(reps, SloContext(5, 1, 0, {"thresholdRelToRate": 0.03}, 1000.0)).passed

@@ -26,7 +26,11 @@ from bench.services import trend_decision
 
 from bench_slo_lag_trend.reference import REFERENCE_LAG_TRENDS
 
-THRESHOLDS = ("threshold", "thresholdRelToLoad")
+#: ``thresholdRelToLoad`` here is relative to the generated records/s (bench's meaning, which
+#: the CLI's --threshold-rel-to-load sets); ``thresholdRelToRate`` says the same by its own
+#: name, the one bench's generic SLO uses; the reference-named ``lag trend`` type takes the
+#: reference's thresholds (x the load value)
+THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToRate")
 DEFAULT_THRESHOLD = 2000.0
 
 
@@ -39,8 +43,9 @@ def validate(properties: Mapping[str, Any]) -> None:
 def threshold_of(ctx: SloContext) -> float:
     """The one place the threshold comes from, for the verdict and the early decision
     alike: an early "pass" must be a final pass."""
+    rate_key = "thresholdRelToRate" if ctx.properties.get("thresholdRelToRate") is not None else "thresholdRelToLoad"
     return slo_math.resolve_threshold(ctx.properties, THRESHOLDS, ctx.load_rate, ctx.resources,
-                                      default=DEFAULT_THRESHOLD)
+                                      default=DEFAULT_THRESHOLD, rate_key=rate_key)
 
 
 def check(series: list[Series], ctx: SloContext) -> SloVerdict:
