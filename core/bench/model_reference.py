@@ -371,6 +371,13 @@ def refusal(bench: Any) -> str | None:
             if getattr(part, when):
                 return (f"benchmark.{group}.{when}: bench runs no exec or delete actions (no pods to exec into "
                         "on one machine); remove them or run the commands around bench")
+    used = {str((slo.properties or {}).get("sli")) for slo in bench.slos}
+    for i, sli in enumerate(bench.slis):
+        query = next((sli.get(k) for k in ("promQLQuery", "query") if sli.get(k)), None)
+        if sli.get("name") in used and sli_of_query(query) is None:
+            return (f"benchmark.slis[{i}] {sli.get('name')!r}: bench samples its SLIs itself (lag, "
+                    f"dropped-records, latency, ...) and runs no {sli.get('provider') or 'Prometheus'} query; "
+                    "name one of those SLIs in the SLO instead")
     if bench.infrastructure.resources:
         return ("benchmark.infrastructure.resources: bench deploys no long-lived infrastructure; its platforms "
                 "start the broker themselves (--platform external for a Kafka you run)")

@@ -197,3 +197,19 @@ def test_bench_validate_answers_every_fixture_in_one_line(name: str) -> None:
     assert len(result.output.strip().splitlines()) == 1, result.output
     assert "unknown field" not in result.output and "Traceback" not in result.output
     assert (result.exit_code == 0) is name.startswith("execution")
+
+
+def test_an_sli_bench_does_not_sample_is_refused_by_name() -> None:
+    from bench.model import validate_benchmark
+
+    spec = REGISTRY.use_cases["uc1"].default_benchmark()
+    spec["slis"] = [{"name": "errorRate", "provider": "prometheus", "query": "sum(rate(http_errors[1m]))"}]
+    spec["slos"] = [{"name": "errors", "sli": "errorRate", "warmupSeconds": 30, "queryAggregation": "max",
+                     "repetitionAggregation": "median", "operator": "lte", "threshold": 0.01}]
+    doc = {"apiVersion": "theodolite.rocks/v1beta2", "kind": "benchmark", "metadata": {"name": "uc1"}, "spec": spec}
+    with pytest.raises(ConfigError, match=r"benchmark.slis\[0\] 'errorRate': bench samples its SLIs itself"):
+        validate_benchmark(parse_benchmark(doc), REGISTRY)
+    spec["slis"][0]["query"] = "sum by(group)(kafka_consumergroup_group_lag >= 0)"
+    bench = parse_benchmark(doc)
+    validate_benchmark(bench, REGISTRY)
+    assert bench.slos[0].properties["sli"] == "lag"
