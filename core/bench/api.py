@@ -169,6 +169,20 @@ class UseCase:
     #: check_slis(params, {SLO name: SLI}) raises ValueError (one line) for an SLI this use
     #: case cannot produce with these parameters, before anything starts. None: any.
     check_slis: Callable[[Mapping[str, Any], Mapping[str, str]], None] | None = None
+    #: window_seconds(params): the wall-clock period (s) of the SUT's output cycle with
+    #: these parameters (a windowed use case's lag rises and falls once per period), so
+    #: early decisions can judge whole periods (``bench.early_rules``). None: no cycle.
+    window_seconds: Callable[[Mapping[str, Any]], float | None] | None = None
+
+    def output_period(self, params: Mapping[str, Any]) -> float | None:
+        """The period of :attr:`window_seconds`, or None when undeclared, unreadable or not positive."""
+        if self.window_seconds is None:
+            return None
+        try:
+            period = self.window_seconds(params)
+        except (ValueError, TypeError):
+            return None
+        return float(period) if period is not None and period > 0 else None
 
 
 # --------------------------------------------------------------------------- generators
@@ -250,6 +264,10 @@ class SloContext:
     properties: Mapping[str, Any]
     #: records/s the generator was asked to produce (load in records/s)
     load_rate: float | None = None
+    #: a repetition's planned length in seconds (early decisions bound what is still to come)
+    duration: float | None = None
+    #: the use case's output period in seconds (``UseCase.output_period``), None: no cycle
+    period: float | None = None
 
 
 @dataclass

@@ -42,71 +42,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from statistics import NormalDist
+from dataclasses import replace
 from typing import Any
-
-import numpy as np
 
 from bench import slo_math
 from bench.api import EarlyDecision, Series, SloContext
+from bench.early_rules import (
+    DEFAULT_CONFIDENCE,
+    MAX_AUTOCORRELATION,
+    MIN_SAMPLES,
+    MIN_SPAN_S,
+    TrendFit,
+    fit,
+    t_quantile,
+    window_decision,
+)
 
-#: fewer samples after the warm-up give no early decision
-MIN_SAMPLES = 10
-#: nor does a shorter stretch of time after the warm-up (several saw-tooth periods)
-MIN_SPAN_S = 20.0
-DEFAULT_CONFIDENCE = 0.99
-#: residual autocorrelation is capped here: beyond it the sample size is "one"
-MAX_AUTOCORRELATION = 0.9
+__all__ = ["DEFAULT_CONFIDENCE", "MAX_AUTOCORRELATION", "MIN_SAMPLES", "MIN_SPAN_S", "TrendFit", "fit", "t_quantile"]
 
 #: kept under its old name: the decision of one SLO (see ``bench.api.EarlyDecision``)
 Decision = EarlyDecision
-
-
-@dataclass(frozen=True)
-class TrendFit:
-    """A slope with an error bar honest about autocorrelated residuals."""
-
-    slope: float
-    stderr: float
-    samples: int
-    effective_samples: float
-
-    def bounds(self, confidence: float) -> tuple[float, float]:
-        half = t_quantile(0.5 + confidence / 2.0, max(1.0, self.effective_samples - 2.0)) * self.stderr
-        return self.slope - half, self.slope + half
-
-
-def t_quantile(p: float, dof: float) -> float:
-    """Student-t quantile by the Cornish-Fisher expansion (no scipy in the core).
-
-    Within 1 % of the exact value for dof >= 3 at the quantiles used here; for
-    fewer degrees of freedom it errs on the small side, which only matters below
-    :data:`MIN_SAMPLES`.
-    """
-    z = NormalDist().inv_cdf(p)
-    g1 = (z**3 + z) / 4.0
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96.0
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384.0
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160.0
-    return z + g1 / dof + g2 / dof**2 + g3 / dof**3 + g4 / dof**4
-
-
-def fit(t: np.ndarray, v: np.ndarray) -> TrendFit:
-    """OLS slope of ``v`` on ``t`` with its autocorrelation-corrected standard error."""
-    n = int(t.size)
-    if n < 3:
-        raise slo_math.InsufficientData(f"{n} sample(s), need at least 3 for a slope's error")
-    b, a = slo_math.slope(t, v)
-    residuals = v - (a + b * t)
-    dt = t - t.mean()
-    sxx = float(np.dot(dt, dt))
-    sse = float(np.dot(residuals, residuals))
-    se = math.sqrt(sse / (n - 2) / sxx)
-    r1 = float(np.dot(residuals[:-1], residuals[1:]) / sse) if sse > 0 else 0.0
-    r1 = min(max(r1, 0.0), MAX_AUTOCORRELATION)
-    inflation = (1.0 + r1) / (1.0 - r1)
-    return TrendFit(b, se * math.sqrt(inflation), n, n / inflation)
 
 
 def decide_series(
@@ -160,11 +115,16 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
         min_samples = slo_math.number(ctx.properties, "earlyStopMinSamples", minimum=3)
     except ValueError as exc:
         return EarlyDecision(None, str(exc))
-    return decide_series(
-        series, ctx.warmup, threshold, operator,
-        confidence=min(confidence or DEFAULT_CONFIDENCE, 0.999999),
-        min_samples=int(min_samples or MIN_SAMPLES),
-    )
+    confidence = min(confidence or DEFAULT_CONFIDENCE, 0.999999)
+    decision = decide_series(series, ctx.warmup, threshold, operator, confidence=confidence,
+                             min_samples=int(min_samples or MIN_SAMPLES))
+    if decision.passed is not None or ctx.period is None:
+        return decision
+    # a windowed use case's lag is one long wave around its trend: judge whole periods
+    span_end = ctx.duration - ctx.warmup if ctx.duration else None
+    windowed = window_decision(series, ctx.warmup, threshold, ctx.period, operator, confidence=confidence,
+                               span_end=span_end)
+    return windowed if windowed.passed is not None else decision
 
 
 def decide(
@@ -174,6 +134,8 @@ def decide(
     from bench.patching import load_rate
 
     rate = load_rate(spec.objects, spec.load)
+    use_case = getattr(spec, "use_case", None)
+    period = use_case.output_period(getattr(spec, "params", None) or {}) if use_case is not None else None
     out: list[EarlyDecision] = []
     for slo in slos:
         slo_type = registry.slos.get(slo.sloType)
@@ -187,7 +149,8 @@ def decide(
             continue
         warmup = float(slo.properties.get("warmup", execution.warmup))
         ctx = SloContext(load=float(spec.load), resources=float(spec.resources), warmup=warmup,
-                         properties=slo.properties, load_rate=rate)
+                         properties=slo.properties, load_rate=rate, duration=float(execution.duration),
+                         period=period)
         out.append(replace(slo_type.decide_early(s, ctx), slo=slo.name))
     return out
 

@@ -225,6 +225,7 @@ def test_an_slo_type_brings_its_own_early_rule() -> None:
     slo = SloDef(name="m", sloType="mine", properties={"warmup": 3})
     [d] = early_stop.decide([slo], registry, {"lag": series(0.0, seconds=5)}, execution(), Spec(), 0.0)
     assert (d.slo, d.passed, d.reason) == ("m", False, "6 samples, warm-up 3 s")
-    no_rule = SloDef(name="n", sloType="dropped-records", properties={})
-    [d] = early_stop.decide([no_rule], REGISTRY, {"dropped-records": series(0.0)}, execution(), Spec(), 0.0)
+    plain = Registry(slos={"plain": SloType("plain", "test", lambda s, c: SloVerdict(False), sli="lag")})
+    no_rule = SloDef(name="n", sloType="plain", properties={})
+    [d] = early_stop.decide([no_rule], plain, {"lag": series(0.0)}, execution(), Spec(), 0.0)
     assert d.passed is None and "cannot stop early" in d.reason

@@ -34,14 +34,15 @@ class LatencyPlatform(FakePlatform):
         return sample
 
 
-def _config(tmp_path: Path, slo: dict[str, Any]) -> RunConfig:
+def _config(tmp_path: Path, slo: dict[str, Any], early_stop: bool = True) -> RunConfig:
     bench = parse_benchmark(standard_benchmark("fake", {"input": 4, "output": 4}, generator={"sensors": 10},
                                                slos=[slo]))
     execution = parse_execution({
         "benchmark": "fake",
         "load": {"loadType": "NumSensors", "loadValues": [1500, 2500]},
         "resources": {"resourceType": "Instances", "resourceValues": [1, 2, 3, 4]},
-        "execution": {"duration": 60, "warmup": 10, "repetitions": 2, "afterTeardownDelay": 0, "sampleInterval": 5},
+        "execution": {"duration": 60, "warmup": 10, "repetitions": 2, "afterTeardownDelay": 0, "sampleInterval": 5,
+                      "earlyStop": early_stop},
     })
     return RunConfig(use_case=FAKE_USE_CASE, benchmark=bench, execution=execution, results_dir=tmp_path)
 
@@ -66,7 +67,8 @@ async def test_a_latency_slo_finds_the_demand(registry, tmp_path: Path) -> None:
 async def test_every_sampled_sli_is_kept_as_an_info_file_and_summarised(registry, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     slo = {"name": "latency", "sloType": "latency", "properties": {"percentile": 50, "threshold": 1000}}
     clock = SimClock()
-    outcome = await Engine(registry, _config(tmp_path, slo), LatencyPlatform(), clock=clock, sleep=clock.sleep).run()
+    outcome = await Engine(registry, _config(tmp_path, slo, early_stop=False), LatencyPlatform(), clock=clock,
+                           sleep=clock.sleep).run()
     exp = outcome.exp_id
     names = {p.name for p in tmp_path.iterdir()}
     for sli in ("lag", "latency-p50", "latency-p99", "latency-max", "host-load1"):
@@ -81,3 +83,26 @@ async def test_every_sampled_sli_is_kept_as_an_info_file_and_summarised(registry
     assert info["latency-p50"]["median"] == pytest.approx(DELAY_MS)
     assert info["latency-p50"]["repetitions"] == 2
     assert info["latency-max"]["samples"] == 2 * 11  # 13 samples (0 ... 60 s) per repetition, 0 and 5 s in the warm-up
+
+
+async def test_a_latency_slo_stops_early_with_the_same_table(registry, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The latency SLO decides repetitions early (bench.early_rules): fewer samples, same demand."""
+    slo = {"name": "latency", "sloType": "latency", "properties": {"percentile": 99, "threshold": 1000}}
+    counts = {}
+    tables = {}
+    for early in (False, True):
+        clock, platform = SimClock(), LatencyPlatform()
+        calls = 0
+        sample = platform.sample
+
+        async def counting(spec: Any, sample: Any = sample) -> Any:
+            nonlocal calls
+            calls += 1
+            return await sample(spec)
+
+        platform.sample = counting  # type: ignore[method-assign]
+        outcome = await Engine(registry, _config(tmp_path / str(early), slo, early_stop=early), platform,
+                               clock=clock, sleep=clock.sleep).run()
+        counts[early], tables[early] = calls, outcome.table
+    assert tables[True] == tables[False] == {1500.0: 2.0, 2500.0: 3.0}
+    assert counts[True] < 0.8 * counts[False]

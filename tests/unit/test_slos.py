@@ -423,6 +423,6 @@ def test_the_core_finds_trend_slos_by_their_types_capabilities_not_their_names()
     ]
     assert trend_slos(slos, types) == ["a", "d"]
     assert types["generic"].takes_cli_threshold({**lag, "operator": "lte"})
-    assert not types["dropped-records"].takes_cli_threshold({}) and not types["dropped-records"].can_decide_early()
+    assert not types["dropped-records"].takes_cli_threshold({}) and types["dropped-records"].can_decide_early()
     assert types["mine"].axis_label({}) == "queue (records)"
     assert types["latency"].axis_label({"percentile": 95}) == "latency-p95"

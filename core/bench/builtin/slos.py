@@ -16,6 +16,7 @@ import numpy as np
 from bench import external_slo, slo_math
 from bench.api import EarlyDecision, Registrar, Series, SloContext, SloType, SloVerdict
 from bench.builtin.reference_slos import REFERENCE_SLO_TYPES
+from bench.early_rules import dropped_rule, latency_rule
 from bench.early_stop import trend_decision
 from bench.hookspecs import hookimpl
 
@@ -289,6 +290,7 @@ SLO_TYPES = (
         check_dropped,
         sli="dropped-records",
         validate=validate_dropped,
+        decide_early=dropped_rule(DEFAULT_MAX_RATIO),
     ),
     SloType(
         "latency",
@@ -300,6 +302,7 @@ SLO_TYPES = (
         sli=None,
         validate=validate_latency,
         sli_for=latency_sli,
+        decide_early=latency_rule("median"),
     ),
 )
 

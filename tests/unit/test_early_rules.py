@@ -1,0 +1,195 @@
+"""Early decisions for windowed lag, dropped records and latency (bench.early_rules).
+
+Every decision the rules take is checked against the final verdict of the SLO type's
+own ``check`` over the whole repetition: an early answer that differs from it would
+change a demand table.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench import early_rules, early_stop
+from bench.api import Series, SloContext, UseCase
+from bench.model import ExecutionParams, SloDef
+from bench.plugins import load_plugins
+
+REGISTRY = load_plugins()
+T0 = 1_700_000_000.0
+LOAD = 1000.0  # records/s (sensors x 1000 / periodMs)
+DURATION = 300.0
+WARMUP = 30.0
+
+
+def windowed_lag(slope: float, seconds: float, period: float = 30.0, wave: float = 30_000.0,
+                 step: float = 2.0, noise: float = 500.0, seed: int = 3) -> Series:
+    """A lag that fills during each output period and drains at its end (UC3's wave)."""
+    rng = random.Random(seed)
+    t = [T0 + i * step for i in range(int(seconds / step) + 1)]
+    v = [20_000.0 + slope * (x - T0) + wave * (((x - T0) % period) / period) + rng.gauss(0.0, noise) for x in t]
+    return Series(t, v)
+
+
+def upto(s: Series, seconds: float) -> Series:
+    keep = [i for i, x in enumerate(s.timestamps) if x - s.timestamps[0] <= seconds]
+    return Series([s.timestamps[i] for i in keep], [s.values[i] for i in keep])
+
+
+def ctx(props: dict[str, Any] | None = None, period: float | None = None) -> SloContext:
+    return SloContext(load=LOAD, resources=1.0, warmup=WARMUP, properties=props or {}, load_rate=LOAD,
+                      duration=DURATION, period=period)
+
+
+def final(slo_type: str, s: Series, props: dict[str, Any]) -> bool:
+    return REGISTRY.slos[slo_type].check([s], ctx(props)).passed
+
+
+def early(slo_type: str, s: Series, props: dict[str, Any], period: float | None = None) -> bool | None:
+    return REGISTRY.slos[slo_type].decide_early(s, ctx(props, period)).passed  # type: ignore[misc]
+
+
+# ----------------------------------------------------------------- windowed lag
+
+
+def test_the_trend_rule_alone_never_decides_a_windowed_lag() -> None:
+    s = windowed_lag(slope=0.0, seconds=DURATION)
+    for seconds in (120, 200):
+        assert early_stop.decide_series(upto(s, seconds), WARMUP, 100.0).passed is None
+
+
+def test_whole_periods_decide_a_keeping_up_windowed_lag_as_the_final_verdict_does() -> None:
+    props = {"threshold": 100.0}
+    s = windowed_lag(slope=0.0, seconds=DURATION)
+    decided_at = next(sec for sec in range(60, 301, 10) if early("lag-trend", upto(s, sec), props, 30.0) is not None)
+    assert decided_at <= 220  # well before the duration
+    assert early("lag-trend", upto(s, decided_at), props, 30.0) is True
+    assert final("lag-trend", s, props) is True
+
+
+def test_whole_periods_decide_a_falling_behind_windowed_lag_as_fail() -> None:
+    props = {"threshold": 100.0}
+    s = windowed_lag(slope=800.0, seconds=DURATION)
+    assert early("lag-trend", upto(s, 150), props, 30.0) is False
+    assert final("lag-trend", s, props) is False
+
+
+def test_a_trend_near_the_threshold_decides_as_the_final_verdict_or_not_at_all() -> None:
+    """The final fit sees the wave's tilt too (here about +10/s over the last partial
+    period): the early rule must predict the final slope, not the underlying trend."""
+    props = {"threshold": 100.0}
+    for seed in range(5):
+        s = windowed_lag(slope=100.0, seconds=DURATION, seed=seed)
+        assert early("lag-trend", upto(s, 120), props, 30.0) is None
+        for seconds in range(130, 300, 10):
+            decision = early("lag-trend", upto(s, seconds), props, 30.0)
+            assert decision is None or decision is final("lag-trend", s, props)
+
+
+def test_too_few_periods_decide_nothing() -> None:
+    d = early_rules.window_decision(windowed_lag(0.0, 100.0), WARMUP, 100.0, period=20.0)
+    assert d.passed is None and "whole period" in d.reason
+
+
+@dataclass
+class Spec:
+    use_case: UseCase
+    params: dict[str, Any]
+    load: float = LOAD
+    resources: float = 1.0
+    objects: list[dict[str, Any]] = field(
+        default_factory=lambda: [{"kind": "BenchGenerator", "spec": {"sensors": LOAD, "periodMs": 1000}}])
+
+
+def test_the_core_takes_the_period_from_the_use_case_not_from_the_slo() -> None:
+    """The same SLO and samples: undecided for a use case without a cycle, decided with one."""
+    def period(params: Any) -> float:
+        return float(params["emitMs"]) / 1000.0
+
+    cyclic = UseCase("cyclic", "test", dict, window_seconds=period)
+    plain = UseCase("plain", "test", dict)
+    slo = SloDef(name="lag", sloType="lag-trend", properties={"threshold": 100.0})
+    ex = ExecutionParams(duration=DURATION, warmup=WARMUP, sampleInterval=2, earlyStop=True, repetitions=1)
+    s = upto(windowed_lag(0.0, DURATION), 200)
+    [with_cycle] = early_stop.decide([slo], REGISTRY, {"lag": s}, ex, Spec(cyclic, {"emitMs": 30_000}), 0.0)
+    [without] = early_stop.decide([slo], REGISTRY, {"lag": s}, ex, Spec(plain, {}), 0.0)
+    assert with_cycle.passed is True and "periods" in with_cycle.reason
+    assert without.passed is None
+    assert cyclic.output_period({"emitMs": 0}) is None and plain.output_period({}) is None
+
+
+# ----------------------------------------------------------------- dropped records
+
+
+def counter(rate: float, seconds: float = DURATION, step: float = 2.0, start: float = 0.0) -> Series:
+    t = [T0 + i * step for i in range(int(seconds / step) + 1)]
+    return Series(t, [start + rate * max(0.0, x - T0 - start) for x in t])
+
+
+def test_dropped_records_over_the_whole_repetitions_allowance_fail_at_once() -> None:
+    props = {"maxRatio": 0.01}  # 1 % of 1000/s over ~270 s: about 2,700 records
+    s = counter(rate=100.0)  # 100 dropped/s: 10 %
+    assert early("dropped-records", upto(s, 40), props) is None  # 1,000 so far: not yet certain
+    assert early("dropped-records", upto(s, 90), props) is False  # 6,000 > the whole allowance
+    assert final("dropped-records", s, props) is False
+
+
+def test_no_drops_pass_early_and_few_drops_late_in_the_repetition_do_not() -> None:
+    props = {"maxRatio": 0.01}
+    none = counter(rate=0.0)
+    assert early("dropped-records", upto(none, 80), props) is True
+    assert final("dropped-records", none, props) is True
+    borderline = counter(rate=9.0)  # 0.9 %: passes at the end, but not provably early
+    assert all(early("dropped-records", upto(borderline, sec), props) is not False for sec in range(40, 300, 20))
+    assert early("dropped-records", upto(borderline, 80), props) is None
+    assert final("dropped-records", borderline, props) is True
+
+
+def test_dropped_records_without_a_duration_never_decide() -> None:
+    no_duration = SloContext(load=LOAD, resources=1.0, warmup=WARMUP, properties={}, load_rate=LOAD)
+    assert early_rules.dropped_rule(0.01)(counter(rate=500.0), no_duration).passed is None
+
+
+# ----------------------------------------------------------------- latency
+
+
+def latencies(level: float, seconds: float = DURATION, step: float = 2.0, noise: float = 0.1,
+              seed: int = 5) -> Series:
+    rng = random.Random(seed)
+    t = [T0 + i * step for i in range(int(seconds / step) + 1)]
+    return Series(t, [max(1.0, level * (1 + rng.gauss(0.0, noise))) for _ in t])
+
+
+def test_latency_far_beyond_the_threshold_fails_early_far_within_passes_early() -> None:
+    props = {"percentile": 99, "threshold": 2000}
+    slow, fast = latencies(8000.0), latencies(300.0)
+    assert early("latency", upto(slow, 60), props) is False
+    assert early("latency", upto(fast, 60), props) is True
+    assert final("latency", slow, props) is False and final("latency", fast, props) is True
+
+
+def test_latency_near_the_threshold_waits_for_a_majority_of_all_values() -> None:
+    props = {"percentile": 99, "threshold": 2000}
+    near = latencies(2300.0)  # above, but not far: only counting can decide it
+    assert early("latency", upto(near, 60), props) is None
+    # the repetition holds at most ~137 values after the warm-up; more than half are needed
+    decided = [sec for sec in range(60, 301, 10) if early("latency", upto(near, sec), props) is not None]
+    assert decided and decided[0] >= WARMUP + (DURATION - WARMUP) / 2 - 10
+    assert early("latency", upto(near, decided[0]), props) is final("latency", near, props) is False
+
+
+def test_latency_max_fails_on_one_value_and_never_passes_early() -> None:
+    props = {"percentile": 99, "threshold": 2000, "queryAggregation": "max"}
+    s = latencies(500.0)
+    assert early("latency", upto(s, 200), props) is None
+    s.values[40] = 5000.0
+    assert early("latency", upto(s, 200), props) is False
+    assert final("latency", s, props) is False
+
+
+def test_latency_mean_is_decided_only_at_the_end() -> None:
+    props = {"percentile": 99, "threshold": 2000, "queryAggregation": "mean"}
+    assert early("latency", latencies(9000.0), props) is None
+    assert math.isfinite(early_rules.FAR_FACTOR)
