@@ -193,3 +193,10 @@ def test_latency_mean_is_decided_only_at_the_end() -> None:
     props = {"percentile": 99, "threshold": 2000, "queryAggregation": "mean"}
     assert early("latency", latencies(9000.0), props) is None
     assert math.isfinite(early_rules.FAR_FACTOR)
+
+
+def test_uc3_declares_its_trigger_as_its_output_period() -> None:
+    uc3 = REGISTRY.use_cases["uc3"]
+    assert uc3.output_period(dict(uc3.default_params)) == 5.0
+    assert uc3.output_period({**uc3.default_params, "emitPeriodMs": 30_000}) == 30.0
+    assert uc3.output_period({**uc3.default_params, "emitPeriodMs": 0}) is None  # the runtime chooses

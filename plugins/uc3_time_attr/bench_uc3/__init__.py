@@ -10,7 +10,7 @@ from bench.api import UseCase, hookimpl
 
 from bench_uc3.benchmark import default_benchmark
 from bench_uc3.panes import check_slis
-from bench_uc3.params import DEFAULT_PARAMS, PARAMS
+from bench_uc3.params import DEFAULT_PARAMS, PARAMS, window_seconds
 from bench_uc3.topology import topology
 
 USE_CASE = UseCase(
@@ -26,6 +26,7 @@ USE_CASE = UseCase(
     default_params=dict(DEFAULT_PARAMS),
     params=PARAMS,
     check_slis=check_slis,
+    window_seconds=window_seconds,
 )
 
 

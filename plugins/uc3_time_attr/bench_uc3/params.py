@@ -53,6 +53,14 @@ PARAMS: tuple[ParamSpec, ...] = (
 )
 
 
+def window_seconds(params: Mapping[str, Any]) -> float | None:
+    """The wall-clock period of UC3's lag wave (``UseCase.window_seconds``): results are
+    emitted once per trigger, ``emitPeriodMs``, and the lag drains with each emission.
+    None when the runtime chooses the trigger (0): then there is no fixed period."""
+    emit = whole_ms(params, "emitPeriodMs", allow_zero=True)
+    return emit / 1000.0 if emit > 0 else None
+
+
 def whole_ms(params: Mapping[str, Any], key: str, *, allow_zero: bool = False) -> int:
     return whole_number(params.get(key, DEFAULT_PARAMS.get(key)), key, allow_zero=allow_zero)
 
