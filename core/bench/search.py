@@ -25,7 +25,7 @@ table marks every entry an error could change as undecided (:mod:`bench.tables`)
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bench.api import ExperimentRunner, SearchProblem, SearchStrategy
@@ -174,7 +174,8 @@ async def _guess_greatest(test: Test, n: int, start: int, guess: int) -> int | N
 # ----------------------------------------------------------------- drivers
 
 
-async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo) -> dict[float, float | None]:
+async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo,
+                         guesses: Mapping[float, int] | None = None) -> dict[float, float | None]:
     """Per load ascending, the least passing resource.
 
     Lower bound: demand never falls as load rises, so resources below the previous
@@ -193,6 +194,8 @@ async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo) -> di
         # First load starts lowest; after a load with no demand the highest
         # resource is the likeliest to pass, so initial-guess starts there.
         guess = previous if previous is not None else (0 if first else n - 1)
+        if guesses is not None and load in guesses:
+            guess = guesses[load]
 
         async def test(i: int, load: float = load) -> bool | None:
             return await run(load, resources[i])
@@ -207,7 +210,8 @@ async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo) -> di
     return table
 
 
-async def _search_capacity(problem: SearchProblem, find: Finder, run: _Memo) -> dict[float, float | None]:
+async def _search_capacity(problem: SearchProblem, find: Finder, run: _Memo,
+                           guesses: Mapping[float, int] | None = None) -> dict[float, float | None]:
     """Per resource amount ascending, the greatest passing load.
 
     Lower bound: capacity never falls as resources grow, so loads below the previous
@@ -222,6 +226,8 @@ async def _search_capacity(problem: SearchProblem, find: Finder, run: _Memo) -> 
     for res in problem.resources:
         start = previous if problem.lower_bound and previous is not None else 0
         guess = previous if previous is not None else 0
+        if guesses is not None and res in guesses:
+            guess = guesses[res]
 
         async def test(i: int, res: float = res) -> bool | None:
             return await run(loads[i], res)
@@ -248,6 +254,23 @@ class _Strategy:
         if problem.metric == "demand":
             return await _search_demand(problem, self.least, run)
         return await _search_capacity(problem, self.greatest, run)
+
+
+async def predicted(problem: SearchProblem, guesses: Mapping[float, int]) -> dict[float, float | None]:
+    """The search from a prediction (``bench.prediction``): per load (demand) or resource
+    amount (capacity) start at the predicted index, and walk as initial-guess does: a
+    pass is confirmed by its lower neighbour's failure (demand; capacity: its upper
+    neighbour's), a failure walks on. Every entry is a measured verdict; ``guesses``
+    only chooses where each walk begins, so a wrong prediction costs experiments, not
+    a wrong table. The lower bound still applies (a guess below it starts at it)."""
+    if problem.metric not in METRICS:
+        raise ValueError(f"metric: {problem.metric!r} is not one of {', '.join(METRICS)}")
+    _check_monotonic("loads", problem.loads)
+    _check_ascending("resources", problem.resources)
+    run = _Memo(problem.run)
+    if problem.metric == "demand":
+        return await _search_demand(problem, _guess_least, run, guesses)
+    return await _search_capacity(problem, _guess_greatest, run, guesses)
 
 
 def _check_monotonic(name: str, values: Sequence[float]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from bench.api import UseCase
 from bench.model import Benchmark, Execution
+from bench.prediction import Prediction
 from bench.results import ExperimentRecord
 
 
@@ -23,6 +24,9 @@ class RunConfig:
     resume: bool = False
     #: how often a faulted repetition is run again before its experiment is an ``error``
     retries: int = 1
+    #: probe one instance's saturation rate first and start the search at the predicted
+    #: demand (``bench.prediction``)
+    predict: bool = False
 
 
 @dataclass
@@ -34,6 +38,8 @@ class RunOutcome:
     results_dir: Path
     #: key -> "inferred" / "undecided" (bench.tables); measured entries are absent
     notes: dict[float, str] = field(default_factory=dict)
+    #: with ``predict``: the probe, the predicted table and whether each entry was right
+    prediction: Prediction | None = None
 
     @property
     def errors(self) -> list[ExperimentRecord]:

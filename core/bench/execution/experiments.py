@@ -243,7 +243,27 @@ class ExperimentRunner:
         return experiment_spec(self.cfg.use_case, self.cfg.benchmark, objects, params, load, resources,
                                f"e{self.store.id}-{self._run_token}-{self._attempts}")
 
-    async def _attempt(self, spec: ExperimentSpec, label: str) -> tuple[Samples, list[GeneratorReport]]:
+    def rate_of(self, load: float) -> float:
+        """The records/s a load value asks of the generators (the smallest resource amount's deployment)."""
+        objects = build_objects(self.registry, self.cfg.benchmark, self.cfg.execution, self.cfg.params, load,
+                                self.cfg.execution.resources.resourceValues[0])
+        return load_rate(objects, load)
+
+    async def probe(self, load: float, resources: float, seconds: float) -> tuple[Samples, float]:
+        """One short measurement outside the search (``bench.prediction``): no verdict, no
+        result files, no retries; its samples and the load's records/s."""
+        objects = build_objects(self.registry, self.cfg.benchmark, self.cfg.execution, self.cfg.params, load,
+                                resources)
+        params = merged_params(self.cfg.use_case, self.cfg.benchmark, self.cfg.execution, objects, self.cfg.params)
+        short = self.settings.model_copy(update={"duration": seconds, "earlyStop": False})
+        collector = SliCollector(self.platform, self.evaluator, short, self.progress, self.collector.clock,
+                                 self.sleep, lambda elapsed: "probe")
+        label = f"probe load={fmt_value(load)} resources={fmt_value(resources)}"
+        samples, _ = await self._attempt(self._spec(objects, params, load, resources), label, collector)
+        return samples, load_rate(objects, load)
+
+    async def _attempt(self, spec: ExperimentSpec, label: str,
+                       collector: SliCollector | None = None) -> tuple[Samples, list[GeneratorReport]]:
         """One attempt at a repetition: deploy, sample, tear down (also when it fails)."""
         ex = self.settings
         self.progress(f"{label}: starting (topics, SUT)", True)
@@ -253,7 +273,7 @@ class ExperimentRunner:
             if ex.loadGenerationDelay:
                 await self.sleep(ex.loadGenerationDelay)
             await self.platform.start_generators(spec)
-            samples = await self.collector.collect(spec, label)
+            samples = await (collector or self.collector).collect(spec, label)
             reports = list(await self.platform.stop_generators(spec))
         finally:
             try:

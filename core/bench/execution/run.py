@@ -19,14 +19,24 @@ from typing import Any
 
 import structlog
 
-from bench import tables
+from bench import search, tables
 from bench.api import Platform, SearchProblem
 from bench.environment import EnvironmentRecord
 from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
 from bench.execution.evaluator import SloEvaluator
-from bench.execution.experiments import ExperimentRunner
+from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.model import SloDef, effective_slos, load_intensity_order
 from bench.plugins import Registry
+from bench.prediction import FILE as PREDICTION_FILE
+from bench.prediction import (
+    Prediction,
+    guesses,
+    measure,
+    predict_capacity,
+    predict_demand,
+    probe_duration,
+)
+from bench.prediction import write as write_prediction
 from bench.results import ResultStore
 
 log = structlog.get_logger("bench.engine")
@@ -96,7 +106,12 @@ class Engine:
                 _keep_environment_history(self.environment)
             self.environment.write()
             self.experiments.environment = self.environment
-            searched = await strategy.search(problem)
+            prediction = await self._predict(problem) if self.cfg.predict else None
+            if prediction is not None:
+                keys = problem.loads if problem.metric == "capacity" else problem.resources
+                searched = await search.predicted(problem, guesses(prediction.predicted, keys))
+            else:
+                searched = await strategy.search(problem)
         finally:
             await self.platform.close()
         built = self.experiments.table(final=True)
@@ -107,12 +122,43 @@ class Engine:
                         strategy=strategy_name, searched=searched, verdicts=built.table)
         table = built.table
         tables.write_run_table(self.store, ex.execution.metric, table, final=True, notes=built.notes)
+        if prediction is not None:
+            prediction.measured = {k: table.get(k) for k in prediction.predicted}
+            write_prediction(self.store.path(PREDICTION_FILE.format(id=self.store.id)), prediction)
+            self.progress(f"prediction right for {sum(prediction.hits.values())} of {len(prediction.hits)} "
+                          "entries", False)
         if self.registry.pm is not None:
             self.registry.pm.hook.bench_run_finished(
                 results_dir=str(self.cfg.results_dir), metric=ex.execution.metric, table=table
             )
         return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir,
-                          notes=built.notes)
+                          notes=built.notes, prediction=prediction)
+
+    async def _predict(self, problem: SearchProblem) -> Prediction | None:
+        """The probe at the heaviest load with the fewest resources, and the table it predicts.
+
+        None when the probe gave no usable lag (a fault, too few samples): the search
+        then walks as its strategy says, and the run says why."""
+        ex = self.cfg.execution.execution
+        load, resources = problem.loads[-1], problem.resources[0]
+        seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
+        try:
+            samples, rate = await self.experiments.probe(load, resources, seconds)
+            probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate)
+        except NOT_FAULTS:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed probe only loses the shortcut
+            self.progress(f"prediction skipped: the probe gave no usable lag ({type(exc).__name__}: {exc})", False)
+            return None
+        rates = {load: self.experiments.rate_of(load) for load in problem.loads}
+        if problem.metric == "capacity":
+            predicted = predict_capacity(rates, problem.resources, probe.per_instance_rate)
+        else:
+            predicted = predict_demand(rates, problem.resources, probe.per_instance_rate)
+        self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance"
+                      f"{'' if probe.saturated else ' (not saturated: a lower bound)'}; predicted "
+                      f"{problem.metric} {predicted}", False)
+        return Prediction(problem.metric, probe, predicted)
 
     async def run_experiment(self, load: float, resources: float) -> bool | None:
         """One SLO experiment, as the search strategy asks for it (None: error, no verdict)."""

@@ -1,0 +1,140 @@
+"""Predicting a demand table before measuring it, from one short probe at saturation.
+
+A SUT instance processes at most some records/s. One short experiment at the heaviest
+load with the fewest resources measures it: the input rate minus the lag's growth is
+what the instances processed, and divided by their number what one processes. Each
+load's demand is then predicted as ``ceil(records/s of the load / per-instance
+records/s)`` (the first resource amount at least that), capacity likewise as the
+heaviest load the resources' share covers.
+
+The prediction only chooses where the search starts (``bench.search.predicted``): the
+predicted amount and its lower neighbour are measured, so every entry of the table is
+still a measured verdict; a wrong prediction costs a walk, never a wrong entry. The
+probe, the prediction and whether each was right are written to
+``exp<id>-prediction.json`` beside the result JSON, and ``bench report`` shows them.
+
+A probe that is not saturated (the lag does not grow: the instances keep up with the
+heaviest load) gives a lower bound of the per-instance rate: demands predicted from
+it are upper estimates, which the downward walk of the search corrects.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import slo_math
+from bench.api import Series
+
+#: a lag growing slower than this share of the input rate: the probe did not saturate the SUT
+SATURATION_SHARE = 0.02
+#: seconds of samples after the warm-up the probe needs at least
+MIN_PROBE_SPAN_S = 30.0
+FILE = "exp{id}-prediction.json"
+
+
+@dataclass
+class Probe:
+    """What the probe measured."""
+
+    load: float
+    resources: float
+    load_rate: float
+    lag_slope: float
+    per_instance_rate: float
+    saturated: bool
+    seconds: float
+
+
+@dataclass
+class Prediction:
+    metric: str
+    probe: Probe
+    #: load -> predicted demand (or resources -> predicted capacity); None: beyond the values given
+    predicted: dict[float, float | None]
+    #: filled once the table is measured
+    measured: dict[float, float | None] = field(default_factory=dict)
+
+    @property
+    def hits(self) -> dict[float, bool]:
+        """Per entry, whether the prediction was the measured value."""
+        return {k: self.predicted.get(k) == v for k, v in self.measured.items()}
+
+    def hit_rate(self) -> float | None:
+        hits = self.hits
+        return sum(hits.values()) / len(hits) if hits else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "probe": asdict(self.probe),
+            "entries": [
+                {"key": k, "predicted": self.predicted.get(k), "measured": self.measured.get(k),
+                 "hit": self.hits.get(k)}
+                for k in self.predicted
+            ],
+            "hitRate": self.hit_rate(),
+        }
+
+
+def probe_duration(duration: float, warmup: float, interval: float) -> float:
+    """The probe's length: the warm-up and enough samples for a slope, never more than an experiment."""
+    return min(float(duration), float(warmup) + max(MIN_PROBE_SPAN_S, 6.0 * float(interval)))
+
+
+def measure(lag: Series, warmup: float, load: float, resources: float, rate: float) -> Probe:
+    """The per-instance rate from the probe's lag: ``(input rate - lag growth) / instances``."""
+    t, v = slo_math.after_warmup(lag, warmup)
+    slope, _ = slo_math.slope(t, v)  # raises InsufficientData for fewer than two samples
+    processed = max(rate - max(slope, 0.0), 0.0)
+    per_instance = processed / max(float(resources), 1e-9)
+    return Probe(load=float(load), resources=float(resources), load_rate=float(rate), lag_slope=float(slope),
+                 per_instance_rate=per_instance, saturated=slope > SATURATION_SHARE * rate,
+                 seconds=float(t[-1] - t[0]) if t.size else 0.0)
+
+
+def predict_demand(rates: Mapping[float, float], resources: Sequence[float], per_instance: float
+                   ) -> dict[float, float | None]:
+    """Per load, the least resource amount whose instances process its records/s."""
+    out: dict[float, float | None] = {}
+    for load, rate in rates.items():
+        if per_instance <= 0:
+            out[load] = None
+            continue
+        need = math.ceil(rate / per_instance - 1e-9)
+        out[load] = next((r for r in sorted(resources) if r >= need), None)
+    return out
+
+
+def predict_capacity(rates: Mapping[float, float], resources: Sequence[float], per_instance: float
+                     ) -> dict[float, float | None]:
+    """Per resource amount, the heaviest load whose records/s its instances process."""
+    out: dict[float, float | None] = {}
+    for r in resources:
+        fits = [load for load, rate in rates.items() if rate <= r * per_instance * (1 + 1e-9)]
+        out[r] = max(fits, key=lambda load: rates[load]) if fits else None
+    return out
+
+
+def guesses(prediction: Mapping[float, float | None], values: Sequence[float]) -> dict[float, int]:
+    """The search's start index per key: the predicted value's index among ``values``;
+    a prediction beyond them starts at the last one."""
+    index = {v: i for i, v in enumerate(values)}
+    return {k: index.get(p, len(values) - 1) if p is not None else len(values) - 1 for k, p in prediction.items()}
+
+
+def write(path: Path, prediction: Prediction) -> None:
+    path.write_text(json.dumps(prediction.to_json(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def read(path: Path) -> dict[str, Any] | None:
+    """The stored prediction file, or None when the run had none (or it is unreadable)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

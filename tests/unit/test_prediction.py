@@ -1,0 +1,107 @@
+"""Prediction: a probe at saturation predicts the table, the search starts there (bench.prediction).
+
+The fake platform's instances each process 1,000 records/s, so the probe must find
+that rate and the prediction the exact demand; the verdict runs choose verdicts that
+contradict the probe, so a wrong prediction must still give the measured table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bench import prediction
+from bench.api import Series
+from bench.engine import Engine, RunConfig
+from bench.model import parse_benchmark, parse_execution
+from bench.plugins import Registry
+
+from tests.unit import verdict_runs
+from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
+from tests.unit.test_engine import SimClock
+
+LOADS = [4500.0, 6500.0]  # NumSensors x 1000 / periodMs(1000): records/s
+RESOURCES = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+
+
+def config(folder: Path, predict: bool, metric: str = "demand", loads: list[float] | None = None,
+           resources: list[float] | None = None) -> RunConfig:
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": loads or LOADS},
+        "resources": {"resourceType": "Instances", "resourceValues": resources or RESOURCES},
+        "execution": {"metric": metric, "duration": 120, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False,
+                      "strategy": {"name": "linear", "restrictions": ["LowerBound"]}},
+    })
+    return RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
+                     results_dir=folder, retries=0, predict=predict)
+
+
+async def run(registry: Registry, cfg: RunConfig, platform: FakePlatform) -> tuple[object, FakePlatform]:
+    clock = SimClock()
+    outcome = await Engine(registry, cfg, platform, clock=clock, sleep=clock.sleep).run()
+    return outcome, platform
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return verdict_runs.registry()
+
+
+async def test_the_probe_predicts_the_demand_and_the_search_confirms_it_in_fewer_experiments(
+        registry: Registry, tmp_path: Path) -> None:
+    linear, linear_platform = await run(registry, config(tmp_path / "linear", False), FakePlatform())
+    predicted, predicted_platform = await run(registry, config(tmp_path / "predicted", True), FakePlatform())
+    assert linear.table == predicted.table == {4500.0: 5.0, 6500.0: 7.0}  # type: ignore[attr-defined]
+    p = predicted.prediction  # type: ignore[attr-defined]
+    assert p is not None and p.probe.saturated
+    assert p.probe.per_instance_rate == pytest.approx(1000.0, rel=0.01)
+    assert p.predicted == {4500.0: 5.0, 6500.0: 7.0} and all(p.hits.values())
+    # the probe (heaviest load, fewest resources) plus the prediction and its lower neighbour per load
+    assert predicted_platform.experiments == [(6500.0, 1.0), (4500.0, 5.0), (4500.0, 4.0), (6500.0, 7.0),
+                                              (6500.0, 6.0)]
+    assert len(linear_platform.experiments) == 8
+    stored = json.loads((tmp_path / "predicted" / f"exp{predicted.exp_id}-prediction.json").read_text())  # type: ignore[attr-defined]
+    assert stored["hitRate"] == 1.0
+    assert [(e["key"], e["predicted"], e["measured"], e["hit"]) for e in stored["entries"]] == [
+        (4500.0, 5.0, 5.0, True), (6500.0, 7.0, 7.0, True)]
+
+
+async def test_a_wrong_prediction_costs_experiments_not_a_wrong_table(registry: Registry, tmp_path: Path) -> None:
+    """Verdicts that contradict the probe: the probe saturates hard (no instance keeps up),
+    so every demand is predicted beyond the resources; the walk down measures the truth."""
+    outcomes = {(6500.0, 1.0): "failed", (4500.0, 2.0): "passed", (4500.0, 3.0): "passed",
+                (6500.0, 3.0): "passed"}
+    cfg = config(tmp_path, True, resources=[1.0, 2.0, 3.0])
+    clock = SimClock()
+    platform = verdict_runs.VerdictPlatform(outcomes)
+    outcome = await Engine(registry, cfg, platform, clock=clock, sleep=clock.sleep).run()
+    assert outcome.table == {4500.0: 2.0, 6500.0: 3.0}
+    assert outcome.prediction is not None
+    assert outcome.prediction.predicted == {4500.0: None, 6500.0: None}
+    assert outcome.prediction.hits == {4500.0: False, 6500.0: False}
+
+
+async def test_capacity_is_predicted_per_resource_amount(registry: Registry, tmp_path: Path) -> None:
+    cfg = config(tmp_path, True, metric="capacity", loads=[1000.0, 2000.0, 3000.0, 4000.0], resources=[1.0, 2.0, 3.0])
+    outcome, _ = await run(registry, cfg, FakePlatform())
+    assert outcome.table == {1.0: 1000.0, 2.0: 2000.0, 3.0: 3000.0}  # type: ignore[attr-defined]
+    assert outcome.prediction.predicted == outcome.table  # type: ignore[attr-defined]
+
+
+def test_demand_follows_records_per_second_not_load_values() -> None:
+    """A decreasing load type (a message period): the rates, not the values, set the demand."""
+    rates = {100.0: 10_000.0, 200.0: 5_000.0, 400.0: 2_500.0}
+    assert prediction.predict_demand(rates, [1.0, 2.0, 4.0, 8.0, 16.0], 1000.0) == {100.0: 16.0, 200.0: 8.0,
+                                                                                   400.0: 4.0}
+    assert prediction.predict_demand(rates, [1.0, 2.0], 1000.0) == {100.0: None, 200.0: None, 400.0: None}
+    assert prediction.guesses({100.0: 2.0, 200.0: None}, [1.0, 2.0, 4.0]) == {100.0: 1, 200.0: 2}
+
+
+def test_an_unsaturated_probe_is_a_lower_bound() -> None:
+    t = [float(i) for i in range(0, 61, 5)]
+    flat = prediction.measure(Series(t, [100.0] * len(t)), 10.0, 1000.0, 1.0, 1000.0)
+    assert not flat.saturated and flat.per_instance_rate == 1000.0
+    growing = prediction.measure(Series(t, [500.0 * x for x in t]), 10.0, 1000.0, 2.0, 1000.0)
+    assert growing.saturated and growing.per_instance_rate == pytest.approx(250.0)
