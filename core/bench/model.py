@@ -19,7 +19,6 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import (
     BaseModel,
     ValidationError,
@@ -57,7 +56,7 @@ from bench.model_params import (  # noqa: F401  (re-exported: callers import the
     validate_object_params,
     validate_params,
 )
-from bench.model_reference import as_bench, benchmark_doc, execution_doc, is_reference, refusal
+from bench.model_reference import benchmark_doc, execution_doc, is_reference, refusal
 from bench.plugins import Registry
 
 # --------------------------------------------------------------------------- loading
@@ -75,7 +74,13 @@ def _unwrap(doc: Any, what: str) -> dict[str, Any]:
         if name and "name" not in spec:
             spec["name"] = name
         doc = spec
-    return dict(doc)
+    doc = dict(doc)
+    # bench validate asks for ``kind`` where a file's fields do not tell; a flat file that
+    # gives it must then parse, and one that names the other kind is refused, not guessed.
+    kind = doc.pop("kind", None)
+    if kind is not None and str(kind).lower() != what:
+        raise ConfigError(f"{what}: kind is {kind!r}, but this place needs a {what.capitalize()}")
+    return doc
 
 
 def _fields_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
@@ -124,29 +129,6 @@ def parse_benchmark(doc: Any) -> Benchmark:
 
 def parse_execution(doc: Any) -> Execution:
     return _parse(Execution, doc, "execution")
-
-
-def load_yaml(path: str | Path) -> Any:
-    """The YAML document; one in the reference's schema comes back in bench's shape,
-    which is what the launcher merges with its defaults."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-        return as_bench(doc, Path(path))
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(exc)}") from None
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """PyYAML's message on one line: the problem and where (its own text spans lines)."""
-    problem = getattr(exc, "problem", None) or str(exc)
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    return " ".join(f"{problem}{where}".split())
 
 
 def kind_of(doc: Any) -> str:

@@ -88,7 +88,7 @@ def is_reference(doc: Any) -> bool:
             return True
         if isinstance(part, Mapping):
             items = part.get("resources") or []
-            if any(isinstance(r, Mapping) and ("configMap" in r or "fileSystem" in r) for r in items):
+            if isinstance(items, list) and any(isinstance(r, Mapping) and ("configMap" in r or "fileSystem" in r) for r in items):
                 return True
     execution = body.get("execution")
     if isinstance(execution, Mapping):
@@ -169,10 +169,19 @@ def _resource_set(where: str, part: Any, base: Path, read: Reader) -> dict[str, 
         if all((base / n).is_file() for n in names):
             return {"resources": _read_files(where, ".", names, base, read)} if names else {}
         return {"resources": [], "files": names}
+    if not isinstance(part, Mapping):
+        raise ReferenceFileError(f"{where}: expected a mapping with 'resources', got {part!r}")
     out = {k: v for k, v in dict(part).items() if k != "resources"}
     resources: list[dict[str, Any]] = []
     config_maps: list[dict[str, Any]] = []
-    for i, item in enumerate(part.get("resources") or []):
+    items = part.get("resources") or []
+    if not isinstance(items, list):
+        raise ReferenceFileError(f"{where}.resources: expected a list of resource sets, got {items!r}")
+    for i, item in enumerate(items):
+        for key in ("configMap", "fileSystem"):
+            if isinstance(item, Mapping) and key in item and not isinstance(item[key] or {}, Mapping):
+                raise ReferenceFileError(f"{where}.resources[{i}].{key}: expected a mapping (name/path and files), "
+                                         f"got {item[key]!r}")
         if isinstance(item, Mapping) and "configMap" in item:
             config_maps.append({**dict(item["configMap"] or {}), "index": i})
         elif isinstance(item, Mapping) and "fileSystem" in item:

@@ -20,7 +20,14 @@ def _file(obj: Manifest, file_name: str) -> tuple[dict[str, Any], str]:
 
 
 def patch_yaml(content: str, key: str, value: Any) -> str:
-    loaded = yaml.safe_load(content) if content.strip() else {}
+    # a ConfigMap's file is user input like any benchmark file: the same checks (depth,
+    # alias bombs, a key given twice) apply before it is patched
+    from bench.files import FileError, parse_yaml
+
+    try:
+        loaded = parse_yaml(content, "the ConfigMap's YAML file") if content.strip() else {}
+    except FileError as exc:
+        raise PatcherError(str(exc)) from None
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, dict):
