@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import json
 import math
 import re
 import socket
@@ -227,9 +228,20 @@ def check_resume(results_dir: Path) -> None:
     """``--resume`` needs a run in the folder; without one it would start a new run."""
     from bench.results import ResultStore
 
-    if not ResultStore.existing_ids(results_dir):
+    ids = ResultStore.existing_ids(results_dir)
+    if not ids:
         raise ConfigError(f"--resume: {results_dir} holds no run to resume (no exp<N>-execution-configuration.json); "
                           "run without --resume to start one, or give the folder of the run with --results")
+    # the run --resume would continue is the last one; a complete run has nothing left, and
+    # "resuming" it would only print its table again as if something had been measured
+    result = results_dir / f"exp{max(ids)}-result.json"
+    try:
+        complete = json.loads(result.read_text(encoding="utf-8")).get("complete") is True
+    except (OSError, ValueError, AttributeError):
+        complete = False
+    if complete:
+        raise ConfigError(f"--resume: exp{max(ids)} in {results_dir} is complete, nothing to resume; run without "
+                          f"--resume to start a new run, or `bench analyze {results_dir}` to read it again")
 
 
 def check_results_dir(path: Path) -> None:

@@ -225,3 +225,15 @@ def test_a_trigger_that_leaves_no_micro_batch_to_measure(registry: Registry, tmp
 ])
 def test_messages_name_the_options(registry: Registry, tmp_path: Path, args: list[str], message: str) -> None:
     assert message in refused(tmp_path, "--plugin", "uc1", *args)
+
+
+def test_resume_of_a_complete_run_says_there_is_nothing_to_resume(tmp_path: Path) -> None:
+    results = tmp_path / "done"
+    results.mkdir()
+    (results / "exp4-execution-configuration.json").write_text("{}")
+    (results / "exp4-result.json").write_text('{"complete": true, "experiments": []}')
+    result = CliRunner().invoke(cli, ["run", "--plugin", "uc1", "--results", str(results), "--resume"])
+    assert result.exit_code == 2 and "exp4" in result.output and "complete, nothing to resume" in result.output
+    (results / "exp4-result.json").write_text('{"complete": false, "experiments": []}')
+    result = CliRunner().invoke(cli, ["run", "--plugin", "uc1", "--results", str(results), "--resume", "--dry-run"])
+    assert "nothing to resume" not in result.output
