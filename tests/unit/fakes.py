@@ -6,11 +6,15 @@ and result files can be tested in milliseconds. The real thing is tested in test
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import pytest
 from bench.api import GeneratorReport, UseCase, standard_benchmark
+from bench.builtin.platforms import check_java
 from bench.platforms.base import ExperimentSpec, Sample
+from bench.plugins import Registry, load_plugins
 
 CAPACITY = 1000.0
 
@@ -96,3 +100,24 @@ class FakePlatform:
 
     async def delete_topics(self, spec: ExperimentSpec) -> None:
         self.calls.append("delete")
+
+
+@contextlib.contextmanager
+def nothing_starts(
+    mp: pytest.MonkeyPatch, forbidden: Callable[..., Any] | None = None
+) -> Iterator[Registry]:
+    """The installed plugins, with every platform's ``create`` replaced by ``forbidden``
+    (default: an AssertionError) and the Java host check lifted: the bad-input tests assert
+    that a refused input starts nothing, and need no Java to say so. The CLI uses this
+    registry."""
+    loaded = load_plugins()
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a platform was created for an invalid run")
+
+    for platform in loaded.platforms.values():
+        mp.setattr(platform, "create", forbidden or refuse)
+        if platform.check_host is check_java:  # a host check, not what these tests check
+            mp.setattr(platform, "check_host", None)
+    mp.setattr("bench.cli._registry", lambda: loaded)
+    yield loaded

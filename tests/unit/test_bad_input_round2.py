@@ -12,25 +12,16 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.builtin.platforms import check_java
 from bench.cli import cli
-from bench.plugins import Registry, load_plugins
+from bench.plugins import Registry
 from click.testing import CliRunner
+
+from .fakes import nothing_starts
 
 
 @pytest.fixture(scope="module")
 def registry() -> Iterator[Registry]:
-    loaded = load_plugins()
-
-    def forbidden(options: Any, registry: Any) -> Any:
-        raise AssertionError("a platform was created for an invalid run")
-
-    with pytest.MonkeyPatch.context() as mp:
-        for platform in loaded.platforms.values():
-            mp.setattr(platform, "create", forbidden)
-            if platform.check_host is check_java:
-                mp.setattr(platform, "check_host", None)
-        mp.setattr("bench.cli._registry", lambda: loaded)
+    with pytest.MonkeyPatch.context() as mp, nothing_starts(mp) as loaded:
         yield loaded
 
 

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.builtin.platforms import check_java
 from bench.cli import cli
 from bench.model import declared_params
-from bench.plugins import Registry, load_plugins
+from bench.plugins import Registry
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from .fakes import nothing_starts
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 USE_CASES = ("uc1", "uc2", "uc3", "uc4", "calibrated")
@@ -30,17 +31,7 @@ USE_CASES = ("uc1", "uc2", "uc3", "uc4", "calibrated")
 
 @pytest.fixture(scope="module")
 def registry() -> Iterator[Registry]:
-    loaded = load_plugins()
-
-    def forbidden(options: Any, registry: Any) -> Any:
-        raise AssertionError("a platform was created for an invalid run")
-
-    with pytest.MonkeyPatch.context() as mp:
-        for platform in loaded.platforms.values():
-            mp.setattr(platform, "create", forbidden)
-            if platform.check_host is check_java:  # a host check, not what these tests check
-                mp.setattr(platform, "check_host", None)
-        mp.setattr("bench.cli._registry", lambda: loaded)
+    with pytest.MonkeyPatch.context() as mp, nothing_starts(mp) as loaded:
         yield loaded
 
 

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.builtin.platforms import check_java
 from bench.cli import cli
 from bench.errors import UserError
-from bench.plugins import Registry, load_plugins
+from bench.plugins import Registry
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from .fakes import nothing_starts
 
 pytestmark = pytest.mark.usefixtures("registry")
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -31,17 +32,10 @@ STARTED = "a stand-in was asked to start"
 
 @pytest.fixture(scope="module")
 def registry() -> Iterator[Registry]:
-    loaded = load_plugins()
-
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise UserError(STARTED)
 
-    with pytest.MonkeyPatch.context() as mp:
-        for platform in loaded.platforms.values():
-            mp.setattr(platform, "create", forbidden)
-            if platform.check_host is check_java:
-                mp.setattr(platform, "check_host", None)
-        mp.setattr("bench.cli._registry", lambda: loaded)
+    with pytest.MonkeyPatch.context() as mp, nothing_starts(mp, forbidden) as loaded:
         mp.setattr("bench.plugins.load_plugins", lambda *a, **k: loaded)
         mp.setattr("bench.stages.pipeline.run_stages", forbidden)
         mp.setattr("bench.runtime.kafka.broker.running_broker", forbidden)
