@@ -167,6 +167,11 @@ def cli() -> None:
               help="End a repetition once the trend of its lag is decided with confidence, and skip repetitions "
                    "that can no longer change the verdict (default on; --no-early-stop runs every repetition "
                    "for its full duration, the reference procedure).")
+@click.option("--predict", is_flag=True,
+              help="First probe what one instance processes at saturation (one short experiment at the heaviest "
+                   "load with the fewest resources), predict each load's demand from it and start the search "
+                   "there: the prediction and its neighbour are measured, so the table stays measured; the "
+                   "prediction is printed and kept beside it (exp<id>-prediction.json).")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
               help="Where to run (see Platforms below).")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")

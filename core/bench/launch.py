@@ -57,6 +57,7 @@ from bench.model import (
 from bench.options import parse_sets, split_floats
 from bench.platforms.contract import platform_options, platform_type, refuse_unhonoured, run_check
 from bench.plugins import Registry
+from bench.prediction import describe as describe_prediction
 from bench.results import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
@@ -328,6 +329,7 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
         params=prepared.params,
         resume=bool(opts.get("resume")),
         retries=1 if opts.get("retries") is None else int(opts["retries"]),
+        predict=bool(opts.get("predict")),
     )
     progress = Progress()
     engine = Engine(registry, config, platform, progress)
@@ -347,6 +349,8 @@ def print_table(outcome: RunOutcome) -> None:
     print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
     for line in tables.format_table(outcome.metric, outcome.table, outcome.notes):  # notes: inferred, undecided
         print(line)
+    if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
+        print(describe_prediction(outcome.prediction))
     for r in outcome.errors:  # no verdict: the entries it could change are undecided
         print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
     for r in outcome.records:

@@ -138,3 +138,15 @@ def read(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def describe(prediction: Prediction) -> str:
+    """One line for the printed table: each predicted entry, whether it was right, the hit rate."""
+    def value(v: float | None) -> str:
+        return "none" if v is None else f"{v:g}"
+
+    entries = ", ".join(f"{k:g}: {value(v)}{'' if prediction.hits.get(k) else ' (wrong)'}"
+                        for k, v in prediction.predicted.items())
+    rate = prediction.hit_rate()
+    return (f"  predicted ({prediction.probe.per_instance_rate:,.0f} records/s per instance): {entries}; right "
+            f"{sum(prediction.hits.values())} of {len(prediction.hits)}" + ("" if rate is None else f" ({rate:.0%})"))

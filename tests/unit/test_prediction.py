@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from bench import prediction
+from bench.analysis.report import build_report
+from bench.analysis.runs import open_run
 from bench.api import Series
 from bench.engine import Engine, RunConfig
 from bench.model import parse_benchmark, parse_execution
@@ -66,6 +68,8 @@ async def test_the_probe_predicts_the_demand_and_the_search_confirms_it_in_fewer
     assert stored["hitRate"] == 1.0
     assert [(e["key"], e["predicted"], e["measured"], e["hit"]) for e in stored["entries"]] == [
         (4500.0, 5.0, 5.0, True), (6500.0, 7.0, 7.0, True)]
+    html = build_report([open_run(tmp_path / "predicted"), open_run(tmp_path / "linear")])
+    assert '<th class="">predicted</th>' in html and "4,500: 5, 6,500: 7; right 2 of 2" in html
 
 
 async def test_a_wrong_prediction_costs_experiments_not_a_wrong_table(registry: Registry, tmp_path: Path) -> None:
@@ -81,6 +85,7 @@ async def test_a_wrong_prediction_costs_experiments_not_a_wrong_table(registry: 
     assert outcome.prediction is not None
     assert outcome.prediction.predicted == {4500.0: None, 6500.0: None}
     assert outcome.prediction.hits == {4500.0: False, 6500.0: False}
+    assert "6,500: none (wrong); right 0 of 2" in build_report([open_run(tmp_path)])
 
 
 async def test_capacity_is_predicted_per_resource_amount(registry: Registry, tmp_path: Path) -> None:
@@ -105,3 +110,16 @@ def test_an_unsaturated_probe_is_a_lower_bound() -> None:
     assert not flat.saturated and flat.per_instance_rate == 1000.0
     growing = prediction.measure(Series(t, [500.0 * x for x in t]), 10.0, 1000.0, 2.0, 1000.0)
     assert growing.saturated and growing.per_instance_rate == pytest.approx(250.0)
+
+
+async def test_the_printed_table_shows_the_prediction_and_the_cli_takes_the_flag(
+        registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.cli import cli
+    from bench.launch import print_table
+    from click.testing import CliRunner
+
+    outcome, _ = await run(registry, config(tmp_path, True), FakePlatform())
+    print_table(outcome)  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert "predicted (1,000 records/s per instance): 4500: 5, 6500: 7; right 2 of 2 (100%)" in out
+    assert "--predict" in CliRunner().invoke(cli, ["run", "--help"]).output

@@ -13,7 +13,7 @@ import json
 from html import escape
 from typing import Any
 
-from bench import tables
+from bench import prediction, tables
 from bench.analysis.analyze import Analysis, ExperimentResult, analyze, run_settings
 from bench.analysis.confidence import DEFAULT_CONFIDENCE
 from bench.analysis.report_slis import human as _human
@@ -278,6 +278,23 @@ def _scaling_section(run: RunFiles, table: dict[float, float | None]) -> str:
                "assumed." if assumed else "") + "</p>")
 
 
+def _predicted_cell(run: RunFiles) -> str:
+    """The table ``bench run --predict`` predicted before measuring, and how many entries
+    it got right (``bench.prediction``); "-" for a run without a prediction."""
+    stored = prediction.read(run.directory / prediction.FILE.format(id=run.exp_id))
+    entries = [e for e in (stored or {}).get("entries") or [] if isinstance(e, dict)]
+    if not entries:
+        return "-"
+    def one(e: dict[str, Any]) -> str:
+        value = e.get("predicted")
+        shown = _human(float(value)) if isinstance(value, int | float) else "none"
+        return f"{_human(float(e['key']))}: {shown}{'' if e.get('hit') else ' (wrong)'}"
+
+    shown = ", ".join(one(e) for e in entries if isinstance(e.get("key"), int | float))
+    right = sum(bool(e.get("hit")) for e in entries)
+    return f"{shown}; right {right} of {len(entries)}"
+
+
 def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -> str:
     analysed = [(run, _analysis(run, confidence)) for run in runs]
     metrics = sorted({run.metric() for run in runs})
@@ -291,6 +308,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
             str(len(analysis.experiments) if analysis else 0), str(unstable),
             escape(", ".join(f"{_human(k)}: {tables.shown(v, table.note(k), _human)}"
                              for k, v in sorted(table.table.items()))),
+            escape(_predicted_cell(run)),
         ])
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -298,7 +316,8 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
         f"<title>bench report: {escape(', '.join(r.label for r in runs))}</title>",
         f"<style>{CSS}</style></head><body>",
         "<h1>bench scalability report</h1>",
-        _table(["run", "benchmark", "metric", "SLO settings", "experiments", "unstable", "table"], summary_rows),
+        _table(["run", "benchmark", "metric", "SLO settings", "experiments", "unstable", "table", "predicted"],
+               summary_rows),
         *(f'<p class="note">{escape(line.strip())}</p>'
           for line in tables.legend({k: n for r, a in analysed for k, n in _table_of(r, a).notes.items()})),
         "<h2>scalability</h2>",
