@@ -586,6 +586,15 @@ class PlatformType:
     validate: Callable[[Mapping[str, Any], UseCase], None] | None = None
     check_host: Callable[[Mapping[str, Any], UseCase], None] | None = None
     render: Callable[[ExperimentSpec, Mapping[str, Any]], list[Manifest]] | None = None
+    #: ``read_config_maps(sets, options)`` reads the reference's configMap resource sets
+    #: (each ``{"name", "files"}``) from where the platform deploys: per set its
+    #: (key, YAML text) pairs, ValueError with one line naming the ConfigMap, the key and
+    #: the place when one is missing. None: a benchmark with such sets is refused.
+    read_config_maps: Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]],
+                               list[list[tuple[str, str]]]] | None = None
+    #: where ``read_config_maps`` reads (``namespace 'bench'``), for ``--dry-run``, which
+    #: reaches no cluster and says what it would read instead
+    config_map_place: Callable[[Mapping[str, Any]], str] | None = None
 
     def option(self, name: str) -> PlatformOption | None:
         return next((o for o in self.options if o.name == name), None)
@@ -644,10 +653,12 @@ def resource_types(sut: str = "sut") -> list[dict[str, Any]]:
 
 
 #: The SLO a use case's default Benchmark holds unless it names others: the method's
-#: lag trend at 1 % of the load rate. Data only: it needs the SLO type of that name
-#: installed (the bench-slo-lag-trend plugin), and the core never asks for it by name.
+#: lag trend at 1 % of the generated records/s (``thresholdRelToRate``: a load type that
+#: is not a rate, such as a window size, still gets a threshold in records/s). Data only:
+#: it needs the SLO type of that name installed (the bench-slo-lag-trend plugin), and the
+#: core never asks for it by name.
 DEFAULT_SLO: Mapping[str, Any] = {"name": "lag-trend", "sloType": "lag-trend",
-                                  "properties": {"thresholdRelToLoad": 0.01}}
+                                  "properties": {"thresholdRelToRate": 0.01}}
 #: late records dropped by a window operator: at most 1 % of the generated ones
 MAX_DROPPED_RATIO = 0.01
 

@@ -82,9 +82,13 @@ ANY_VALUE = Bound(0, 1e12, low_open=True)
 #: topics of a benchmark
 PARTITIONS = Bound(1, 10_000, whole=True, why="beyond what one topic of a benchmark needs")
 REPLICATION = Bound(1, 16, whole=True, why="more replicas than any cluster keeps")
-#: thresholds of SLOs that take ``--threshold`` / ``--threshold-rel-to-load``
+#: thresholds of SLOs that take the command line's threshold options. A fraction of the
+#: generated records/s above 1 would pass a SUT that processes nothing; the load value
+#: (sensors, a window size, nesting levels) is not a rate, so its factor has no such limit
 THRESHOLDS: Mapping[str, tuple[str, Bound]] = {
     "threshold": ("--threshold", Bound(0, 1e12, "records/s", low_open=True)),
+    "thresholdRelToRate": ("--threshold-rel-to-rate", Bound(
+        0, 1, low_open=True, why="a lag growing as fast as the load means nothing is processed")),
     "thresholdRelToLoad": ("--threshold-rel-to-load", Bound(
         0, 1, low_open=True, why="a lag growing as fast as the load means nothing is processed")),
     "thresholdRelToResources": ("--threshold", Bound(0, 1e12, low_open=True)),

@@ -55,9 +55,16 @@ from bench.model import (
     validate_params,
 )
 from bench.options import parse_sets, split_floats
-from bench.platforms.contract import platform_options, platform_type, refuse_unhonoured, run_check
+from bench.platforms.contract import (
+    platform_options,
+    platform_type,
+    read_config_map_sets,
+    refuse_unhonoured,
+    run_check,
+)
 from bench.plugins import Registry
 from bench.prediction import describe as describe_prediction
+from bench.reference_config_maps import pending_notes
 from bench.results import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
@@ -70,8 +77,10 @@ LAPTOP_EXECUTION: dict[str, Any] = {
     "execution": {"duration": 120, "warmup": 30, "repetitions": 1, "afterTeardownDelay": 2},
 }
 
-#: every threshold form ``--threshold`` / ``--threshold-rel-to-load`` replace
-CLI_THRESHOLD_KEYS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources")
+#: every threshold form a threshold option of the command line replaces (an SLO that kept
+#: one beside the new one would be refused as ambiguous, or keep the wrong one)
+CLI_THRESHOLD_KEYS = ("threshold", "thresholdRelToLoad", "thresholdRelToRate", "thresholdRelToResources",
+                      "thresholdFromExpression")
 
 
 @dataclass
@@ -193,7 +202,8 @@ def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
 def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     """The run that ``opts`` ask for, with every default applied and every value checked
     against the use case, its plugins and the deployment; nothing is started and the
-    machine is not inspected. ``bench run`` and ``bench validate`` both come here, so
+    machine is not inspected (on a platform that reads the benchmark's configMap resource
+    sets, they are read first, unless ``--dry-run``). ``bench run`` and ``bench validate`` both come here, so
     they apply the same defaults (LAPTOP_EXECUTION, the use case's defaultExecution)."""
     check_options(opts)
     security = KafkaSecurity.parse(opts.get("kafka_config") or (), opts.get("kafka_config_file"))
@@ -202,8 +212,10 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"use case {use_case.name}: its generator {use_case.generator!r} is not registered"
                           f"{registry.excluded_note()}")
     bench_file = opts.get("benchmark_file")
+    ptype = platform_type(registry, opts.get("platform_name") or DEFAULT_PLATFORM)
     with from_file("--benchmark", bench_file):
         bench = parse_benchmark(load_yaml(bench_file, "--benchmark") if bench_file else use_case.default_benchmark())
+        read_config_map_sets(ptype, bench, opts)  # the cluster is read, nothing is created
         validate_benchmark(bench, registry)
         check_object_names(bench.sut.resources + bench.loadGenerator.resources, "benchmark.resources")
         if bench.kafkaConfig.bootstrapServer:
@@ -213,7 +225,6 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         _strip_threshold_conflicts(bench, doc)
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
-    ptype = platform_type(registry, opts.get("platform_name") or DEFAULT_PLATFORM)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
     params = parse_sets(opts.get("sets") or ())
     if opts.get("record_template"):
@@ -382,6 +393,7 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
         )
         objects = render(spec, prepared.platform_options)
     header = f"# load={fmt_value(load)} resources={fmt_value(res)}\n"
+    header += "".join(f"# {note}\n" for note in pending_notes(prepared.benchmark))
     return header + yaml.safe_dump_all(objects, sort_keys=False)
 
 

@@ -178,3 +178,37 @@ def test_too_few_samples_after_warmup_fail_the_experiment(tmp_path: Path) -> Non
     result = analyze(run, run_settings(run, threshold=2000, warmup=299))
     assert result.table == {1000.0: None}
     assert all(e.error and "usable sample" in e.error for e in result.experiments.values())
+
+
+def test_a_run_judged_against_records_per_second_is_re_evaluated_so(tmp_path: Path) -> None:
+    """The built-in defaults say ``thresholdRelToRate``: the analysis takes it from the run
+    (no generator record here, so the rate is the load value, one record/s per key)."""
+    make_run(tmp_path, 0, [2000], [1, 2, 3], reps=3)
+    (tmp_path / "exp0-benchmark-configuration.json").write_text(json.dumps(
+        {"slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToRate": 0.3}}]}))
+    run = open_run(tmp_path)
+    settings = run_settings(run, warmup=60)
+    assert (settings.threshold_key, settings.threshold_value) == ("thresholdRelToRate", 0.3)
+    assert analyze(run, settings).table == {2000.0: 2.0}  # 600 records/s fails one instance
+
+
+class _Rated:
+    """A run whose generators were asked for twice the load value in records/s."""
+
+    def target_rate(self, load: float, resources: float) -> float:
+        return 2 * load
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("threshold", 700.0, 700.0),
+    ("thresholdRelToRate", 0.3, 0.3 * 4000),        # x the generated records/s
+    ("thresholdRelToLoad", 0.3, 0.3 * 2000),        # x the load value, as the reference
+    ("thresholdRelToResources", 100.0, 100.0 * 3),
+    ("thresholdFromExpression", "100*R + L/10", 300.0 + 200.0),
+])
+def test_every_threshold_form_resolves_as_the_trend_slos_do(key: str, value: float | str, expected: float) -> None:
+    from bench.analysis.analyze import Settings
+
+    settings = Settings(60.0, key, value)
+    assert settings.threshold_for(_Rated(), 2000.0, 3.0) == pytest.approx(expected)  # type: ignore[arg-type]
+    assert f"threshold {str(value).removesuffix('.0')}" in settings.describe()

@@ -115,4 +115,4 @@ def test_execution_slo_overrides_merge_properties() -> None:
     bench = parse_benchmark(fake_benchmark())
     execution = parse_execution({**execution_doc(), "slos": [{"name": "lag-trend", "properties": {"warmup": 5}}]})
     (slo,) = effective_slos(bench, execution)
-    assert slo.properties == {"thresholdRelToLoad": 0.01, "warmup": 5}
+    assert slo.properties == {"thresholdRelToRate": 0.01, "warmup": 5}

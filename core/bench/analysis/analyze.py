@@ -15,9 +15,10 @@ bench's own functions:
 Differences, all deliberate: a load (or resource amount) with no passing experiment
 stays in the table with no value, where the reference drops it; a repetition with
 fewer than two samples after the warm-up fails its experiment (the reference's
-regression raises on it); ``thresholdRelToLoad`` multiplies the generators' target
-records/s as ``bench run`` does (the reference multiplies the load value: the same
-number when each key sends one record per second). Only the lag trend is
+regression raises on it); the threshold takes every form the trend SLOs take
+(``thresholdRelToLoad`` x the load value and ``thresholdRelToResources``,
+``thresholdFromExpression`` as the reference computes them, bench's
+``thresholdRelToRate`` x the generators' target records/s). Only the lag trend is
 re-evaluated, as in the reference; experiments where another SLO failed in the run are
 marked, since ``bench run``'s table also required those.
 """
@@ -42,42 +43,63 @@ DEFAULT_THRESHOLD = 2000.0
 DEFAULT_WARMUP = 60.0
 
 
+#: the threshold forms of a re-evaluation, in the order a trend SLO takes the first given
+THRESHOLD_KEYS = (*slo_math.REFERENCE_THRESHOLDS, "thresholdRelToRate")
+
+
 @dataclass(frozen=True)
 class Settings:
-    """SLO settings of a re-evaluation; exactly one threshold form is used."""
+    """SLO settings of a re-evaluation; exactly one threshold form is used: ``threshold_key``
+    (one of :data:`THRESHOLD_KEYS`) with ``threshold_value``, meant as in the trend SLOs."""
 
     warmup: float
-    threshold: float | None = None
-    threshold_rel_to_load: float | None = None
+    threshold_key: str = "threshold"
+    threshold_value: float | str = DEFAULT_THRESHOLD
     confidence: float = DEFAULT_CONFIDENCE
 
+    @property
+    def threshold(self) -> float | None:
+        """The absolute threshold in records/s, if that is the form."""
+        return float(self.threshold_value) if self.threshold_key == "threshold" else None
+
     def describe(self) -> str:
-        if self.threshold_rel_to_load is not None:
-            form = f"threshold {self.threshold_rel_to_load:g} x load records/s"
+        value = self.threshold_value
+        if self.threshold_key == "thresholdFromExpression":
+            form = f"threshold {value} (L = load value, R = resources)"
         else:
-            form = f"threshold {self.threshold if self.threshold is not None else DEFAULT_THRESHOLD:g} records/s"
+            unit = {"threshold": "records/s", "thresholdRelToRate": "x load records/s",
+                    "thresholdRelToLoad": "x load value", "thresholdRelToResources": "x resources"}
+            form = f"threshold {float(value):g} {unit[self.threshold_key]}"
         return f"{form}, warm-up {self.warmup:g} s"
 
     def threshold_for(self, run: RunFiles, load: float, resources: float) -> float:
-        if self.threshold_rel_to_load is not None:
+        if self.threshold_key == "thresholdRelToRate":
             rate = run.target_rate(load, resources)
-            return self.threshold_rel_to_load * (rate if rate is not None else load)
-        return self.threshold if self.threshold is not None else DEFAULT_THRESHOLD
+            return float(self.threshold_value) * (rate if rate is not None else load)
+        try:
+            return slo_math.reference_threshold({self.threshold_key: self.threshold_value}, load, resources,
+                                                (self.threshold_key,))
+        except ValueError as exc:
+            raise ConfigError(f"load {load:g}, resources {resources:g}: {exc}") from None
 
 
 def run_settings(run: RunFiles, threshold: float | None = None, rel_to_load: float | None = None,
-                 warmup: float | None = None, confidence: float = DEFAULT_CONFIDENCE) -> Settings:
+                 warmup: float | None = None, confidence: float = DEFAULT_CONFIDENCE,
+                 rel_to_rate: float | None = None) -> Settings:
     """The given settings, completed from the run's own configuration, then the defaults."""
-    if threshold is not None and rel_to_load is not None:
-        raise ConfigError("give only one of --threshold and --threshold-rel-to-load")
-    if threshold is None and rel_to_load is None:
-        props = run.trend_slo_properties()
-        if props.get("thresholdRelToLoad") is not None:
-            rel_to_load = float(props["thresholdRelToLoad"])
-        elif props.get("threshold") is not None:
-            threshold = float(props["threshold"])
-        else:
-            threshold = DEFAULT_THRESHOLD
+    given = [(k, v) for k, v in (("threshold", threshold), ("thresholdRelToLoad", rel_to_load),
+                                 ("thresholdRelToRate", rel_to_rate)) if v is not None]
+    if len(given) > 1:
+        raise ConfigError("give only one of --threshold, --threshold-rel-to-load and --threshold-rel-to-rate")
+    key: str
+    value: float | str
+    if given:
+        key, value = given[0]
+    else:
+        try:
+            key, value = run_threshold(run.trend_slo_properties())
+        except ValueError as exc:
+            raise ConfigError(f"{run.directory}: exp{run.exp_id}'s trend SLO: {exc}") from None
     if warmup is None:
         warmup = run.warmup()
     warmup = DEFAULT_WARMUP if warmup is None else warmup
@@ -85,7 +107,20 @@ def run_settings(run: RunFiles, threshold: float | None = None, rel_to_load: flo
         raise ConfigError(f"--warmup: {warmup:g} must be >= 0")
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"--confidence: {confidence:g} must lie between 0 and 1")
-    return Settings(warmup, threshold, rel_to_load, confidence)
+    return Settings(warmup, key, value, confidence)
+
+
+def run_threshold(properties: dict[str, Any]) -> tuple[str, float | str]:
+    """The threshold form a run's trend SLO was judged with (the first given, as the SLO
+    types take it), else the published default in records/s."""
+    key = slo_math.reference_threshold_key(properties, THRESHOLD_KEYS)
+    if key is None:
+        return "threshold", DEFAULT_THRESHOLD
+    if key == "thresholdFromExpression":
+        return key, str(properties[key])
+    value = slo_math.number(properties, key)
+    assert value is not None
+    return key, value
 
 
 @dataclass
@@ -155,8 +190,7 @@ class Analysis:
             "metric": self.metric,
             "settings": {
                 "warmup": self.settings.warmup,
-                "threshold": self.settings.threshold,
-                "thresholdRelToLoad": self.settings.threshold_rel_to_load,
+                self.settings.threshold_key: self.settings.threshold_value,
                 "confidence": self.settings.confidence,
             },
             "table": tables.to_rows(self.table, self.notes),

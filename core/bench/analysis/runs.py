@@ -213,7 +213,7 @@ class RunFiles:
     def target_rate(self, load: float, resources: float) -> float | None:
         """Records/s the generators were asked for (median over repetitions), if recorded.
 
-        ``thresholdRelToLoad`` is relative to this rate, as in ``bench run``; it equals
+        ``thresholdRelToRate`` is relative to this rate, as in ``bench run``; it equals
         the load value when each key sends one record per second.
         """
         record = self.records().get((load, resources))

@@ -38,7 +38,7 @@ TREND_SLO: dict[str, Any] = {
         "queryAggregation": "trend",
         "repetitionAggregation": "median",
         "operator": "lt",
-        "thresholdRelToLoad": 0.01,
+        "thresholdRelToRate": 0.01,
     },
 }
 

@@ -48,7 +48,7 @@ def default_benchmark() -> dict[str, Any]:
             message_period_load_type(),
         ],
         "resourceTypes": resource_types(),
-        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToLoad": 0.01}}],
+        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToRate": 0.01}}],
         # The load is a number of nesting levels, not records/s (the core's laptop defaults of
         # 2000 and 8000 would mean 4^2000 sensors). The query's first micro-batch starts
         # three Python sources and two Python operators, so the generator waits for it.
