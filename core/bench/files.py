@@ -210,6 +210,20 @@ def parse_yaml(text: str, label: str) -> Any:
         raise FileError(f"{label}: a value cannot be read: {' '.join(str(exc).split())}") from None
 
 
+def parse_yaml_all(text: str, label: str) -> list[Any]:
+    """Every document of a YAML stream (``---`` between them), with the checks of
+    :func:`parse_yaml`; a ConfigMap key may hold several manifests."""
+    try:
+        check_yaml_shape(text, label)
+        return [doc for doc in yaml.load_all(text, Loader=_StrictLoader) if doc is not None]  # noqa: S506
+    except yaml.YAMLError as exc:
+        raise FileError(f"{label}: is not valid YAML: {yaml_problem(exc)}") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        if isinstance(exc, FileError):
+            raise
+        raise FileError(f"{label}: a value cannot be read: {' '.join(str(exc).split())}") from None
+
+
 def load_yaml(path: str | Path, what: str = "") -> Any:
     """A user's YAML file (Benchmark, Execution), read and parsed safely; one written in
     the reference's schema comes back in bench's shape (bench.model_reference)."""

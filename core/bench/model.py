@@ -188,7 +188,8 @@ def _selects(resource: str, bench: Benchmark) -> bool:
     from bench.patching import select_indices
 
     objs = bench.sut.resources + bench.loadGenerator.resources
-    return bool(select_indices(objs, resource))
+    # a configMap set not read yet (--dry-run reaches no cluster) may hold the object
+    return bool(select_indices(objs, resource)) or bool(bench.sut.configMaps or bench.loadGenerator.configMaps)
 
 
 def _validate_slo_props(where: str, registry: Registry, slo_type: str, props: dict[str, Any]) -> None:

@@ -8,7 +8,8 @@ refused by :func:`refusal` in one line that names the part and says why:
   names the document; labels are kept out of the way);
 - resource sets: ``fileSystem`` (read from disk, relative to the benchmark file, each
   manifest marked with its file name so that a patcher's ``resource`` selects it),
-  ``configMap`` (kept apart: it lives in a cluster), the oldest schema's
+  ``configMap`` (kept apart: it lives in a cluster, and the kubernetes platform reads it
+  when the run is prepared, see :mod:`bench.reference_config_maps`), the oldest schema's
   ``appResource`` / ``loadGenResource`` file lists, ``infrastructure``,
   ``beforeActions`` / ``afterActions``, ``waitForResourcesEnabled``;
 - SLOs of the older schema (``sloType``, ``prometheusUrl``, ``offset``, ``properties``;
@@ -48,7 +49,8 @@ SLO_FIELDS = ("sli", "warmupSeconds", "externalSloChecker", "threshold", "thresh
               "operator")
 #: the fields of the oldest schema's execution SLOs that are properties in the later ones
 OLD_SLO_PROPERTIES = ("threshold", "warmup", "externalSloUrl", "ratio")
-_GROUPS = ("sut", "loadGenerator", "infrastructure")
+#: the resource set groups of a benchmark, in the order their manifests are applied
+GROUPS = ("sut", "loadGenerator", "infrastructure")
 #: how the reference's PromQL queries name the SLIs bench samples itself
 _KNOWN_QUERIES = (
     (re.compile(r"group_lag|consumergroup.*lag|records_lag", re.I), "lag"),
@@ -82,13 +84,14 @@ def is_reference(doc: Any) -> bool:
     body = body_of(doc)
     if any(k in body for k in ("appResource", "loadGenResource", "slis", "waitForResourcesEnabled")):
         return True
-    for group in _GROUPS:
+    for group in GROUPS:
         part = body.get(group)
         if isinstance(part, list):
             return True
         if isinstance(part, Mapping):
             items = part.get("resources") or []
-            if isinstance(items, list) and any(isinstance(r, Mapping) and ("configMap" in r or "fileSystem" in r) for r in items):
+            sets = ("configMap", "fileSystem")
+            if isinstance(items, list) and any(isinstance(r, Mapping) and any(k in r for k in sets) for r in items):
                 return True
     execution = body.get("execution")
     if isinstance(execution, Mapping):
@@ -183,7 +186,8 @@ def _resource_set(where: str, part: Any, base: Path, read: Reader) -> dict[str, 
                 raise ReferenceFileError(f"{where}.resources[{i}].{key}: expected a mapping (name/path and files), "
                                          f"got {item[key]!r}")
         if isinstance(item, Mapping) and "configMap" in item:
-            config_maps.append({**dict(item["configMap"] or {}), "index": i})
+            # "at": where its manifests go among the group's once a platform has read them
+            config_maps.append({**dict(item["configMap"] or {}), "index": i, "at": len(resources)})
         elif isinstance(item, Mapping) and "fileSystem" in item:
             fs = item["fileSystem"] or {}
             resources += _read_files(f"{where}.resources[{i}].fileSystem", fs.get("path"), fs.get("files"), base,
@@ -255,7 +259,7 @@ def benchmark_doc(doc: Mapping[str, Any], base: Path, read: Reader = plain_reade
         body["sut"] = body.pop("appResource")
     if "loadGenResource" in body:
         body["loadGenerator"] = body.pop("loadGenResource")
-    for group in _GROUPS:
+    for group in GROUPS:
         if group in body:
             body[group] = _resource_set(f"benchmark.{group}", body[group], base, read)
     for group in ("loadTypes", "resourceTypes"):
@@ -367,12 +371,13 @@ def refusal(bench: Any) -> str | None:
         return (f"benchmark.sut: {what}: {kind}, and bench runs only Spark Structured Streaming use cases "
                 "(on every platform, --platform kubernetes included); benchmark a bench use case instead: "
                 f"{instead} (see bench plugins)")
-    for group in _GROUPS:
+    for group in GROUPS:
         part = getattr(bench, group)
         for cm in part.configMaps:
-            return (f"benchmark.{group}.resources[{cm.get('index', 0)}].configMap {cm.get('name')!r}: bench reads "
-                    "no ConfigMap from a cluster; put its files next to the benchmark and name them in a "
-                    "fileSystem resource set")
+            if group == "infrastructure":
+                break  # refused below with the rest of the infrastructure
+            if not cm.get(PENDING):
+                return config_map_refusal(group, cm, "this platform")
         if part.files:
             return (f"benchmark.{group}: the files {', '.join(part.files)} are not next to the benchmark file; "
                     "bench reads manifests from there (or from a fileSystem resource set)")
@@ -387,7 +392,21 @@ def refusal(bench: Any) -> str | None:
             return (f"benchmark.slis[{i}] {sli.get('name')!r}: bench samples its SLIs itself (lag, "
                     f"dropped-records, latency, ...) and runs no {sli.get('provider') or 'Prometheus'} query; "
                     "name one of those SLIs in the SLO instead")
-    if bench.infrastructure.resources:
+    if bench.infrastructure.resources or bench.infrastructure.configMaps:
         return ("benchmark.infrastructure.resources: bench deploys no long-lived infrastructure; its platforms "
                 "start the broker themselves (--platform external for a Kafka you run)")
     return None
+
+
+# --------------------------------------------------------------------------- configMap sets
+
+#: the key a platform sets on a configMap set it will read but has not (``--dry-run``):
+#: the comment line that says what would be read
+PENDING = "pending"
+
+
+def config_map_refusal(group: str, cm: Mapping[str, Any], platform: str) -> str:
+    """The one line for a configMap set where ``platform`` cannot read it."""
+    return (f"benchmark.{group}.resources[{cm.get('index', 0)}].configMap {cm.get('name')!r}: {platform} reads "
+            "no ConfigMap from a cluster; run it with --platform kubernetes, or copy its files next to the "
+            "benchmark and name them in a fileSystem resource set")

@@ -142,6 +142,18 @@ def _kubernetes_host(options: Mapping[str, Any], use_case: UseCase) -> None:
         raise ValueError("--platform kubernetes needs --bootstrap-servers to reach Kafka (or BENCH_K8S_TOPICS=strimzi)")
 
 
+def _kubernetes_config_maps(sets: Any, options: Mapping[str, Any]) -> list[list[tuple[str, str]]]:
+    from bench.k8s.config_maps import read_config_maps
+
+    return read_config_maps(sets, options)
+
+
+def _kubernetes_config_map_place(options: Mapping[str, Any]) -> str:
+    from bench.k8s.config_maps import place
+
+    return place(options)
+
+
 def _kubernetes_render(spec: ExperimentSpec, options: Mapping[str, Any]) -> list[Manifest]:
     from bench.k8s.manifests import render_manifests
 
@@ -195,6 +207,8 @@ PLATFORMS = (
         capabilities=KUBERNETES,
         check_host=_kubernetes_host,
         render=_kubernetes_render,
+        read_config_maps=_kubernetes_config_maps,
+        config_map_place=_kubernetes_config_map_place,
     ),
 )
 

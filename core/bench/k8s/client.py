@@ -124,6 +124,29 @@ def kubeconfig_problem(options: Any) -> str | None:
             "or run bench inside the cluster)")
 
 
+async def api_client(options: Any) -> ApiClient:
+    """An API client as the options say: ``api_url`` (plain HTTP, tests), in-cluster, or
+    the kubeconfig (option ``kubeconfig`` and ``context``); the caller closes it."""
+    from kubernetes_asyncio import config
+    from kubernetes_asyncio.client import Configuration
+
+    from bench.k8s.options import option
+
+    cfg = Configuration()
+    api_url = option(options, "api_url")
+    if api_url:
+        cfg.host = str(api_url).rstrip("/")
+    elif option(options, "in_cluster") or os.environ.get("KUBERNETES_SERVICE_HOST"):
+        config.load_incluster_config(client_configuration=cfg)
+    else:
+        await config.load_kube_config(
+            config_file=option(options, "kubeconfig"),
+            context=option(options, "context"),
+            client_configuration=cfg,
+        )
+    return ApiClient(cfg)
+
+
 def _detail(exc: ApiException) -> str:
     raw: Any = exc.body
     body = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw

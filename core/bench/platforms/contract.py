@@ -112,6 +112,30 @@ def refuse_use_case_slis(registry: Registry, bench: Benchmark, execution: Execut
         raise ConfigError(f"use case {use_case.name}: {exc}") from None
 
 
+def read_config_map_sets(ptype: PlatformType, bench: Benchmark, opts: Mapping[str, Any]) -> None:
+    """Put the manifests of the benchmark's configMap resource sets in their places, read
+    from where the platform deploys, before the benchmark is validated and anything is
+    created; on ``--dry-run``, which reaches no cluster, mark them with what would be read.
+    A platform that reads none refuses them in one line naming it."""
+    from bench.model_reference import config_map_refusal
+    from bench.reference_config_maps import add_config_map_manifests, config_map_sets, mark_config_maps_pending
+
+    sets = config_map_sets(bench)
+    if not sets:
+        return
+    if ptype.read_config_maps is None:
+        group, cm = sets[0]
+        raise ConfigError(config_map_refusal(group, cm, f"the {ptype.name} platform"))
+    if opts.get("dry_run"):
+        place = ptype.config_map_place(opts) if ptype.config_map_place is not None else "the cluster"
+        mark_config_maps_pending(bench, place)
+        return
+    try:
+        add_config_map_manifests(bench, ptype.read_config_maps([cm for _, cm in sets], opts))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def run_check(check: Callable[[Mapping[str, Any], UseCase], None] | None, options: Mapping[str, Any],
               use_case: UseCase) -> None:
     """A platform's ``validate`` or ``check_host``: its ValueError becomes the one-line refusal."""

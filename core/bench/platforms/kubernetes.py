@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.api import GeneratorReport, Manifest
-from bench.k8s.client import KubeClient
+from bench.k8s.client import KubeClient, api_client
 from bench.k8s.manifests import dns_name, is_ready, option, render_manifests, role_of
 from bench.k8s.secrets import kafka_secret
 from bench.platforms.base import ExperimentSpec, Sample
@@ -85,22 +85,7 @@ class KubernetesPlatform:
     # ------------------------------------------------------------------ lifecycle
 
     async def open(self) -> None:
-        from kubernetes_asyncio import config
-        from kubernetes_asyncio.client import ApiClient, Configuration
-
-        cfg = Configuration()
-        api_url = option(self.options, "api_url")
-        if api_url:
-            cfg.host = str(api_url).rstrip("/")
-        elif option(self.options, "in_cluster") or _in_cluster():
-            config.load_incluster_config(client_configuration=cfg)
-        else:
-            await config.load_kube_config(
-                config_file=option(self.options, "kubeconfig"),
-                context=option(self.options, "context"),
-                client_configuration=cfg,
-            )
-        self._api = ApiClient(cfg)
+        self._api = await api_client(self.options)
         self.client = KubeClient(self._api, self.namespace)
         url = option(self.options, "prometheus_url")
         if url:
@@ -322,9 +307,3 @@ class KubernetesPlatform:
 
         template = str(option(self.options, "sut_query") or SUT_QUERY)
         return {sli: await self._instant(sut_query(sli, spec.group_id, template), at) for sli in SUT_SLIS}
-
-
-def _in_cluster() -> bool:
-    import os
-
-    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
