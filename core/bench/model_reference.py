@@ -377,7 +377,7 @@ def refusal(bench: Any) -> str | None:
             if group == "infrastructure":
                 break  # refused below with the rest of the infrastructure
             if not cm.get(PENDING):
-                return config_map_refusal(group, cm, "this platform")
+                return config_map_refusal(group, cm, "without --platform kubernetes, bench")
         if part.files:
             return (f"benchmark.{group}: the files {', '.join(part.files)} are not next to the benchmark file; "
                     "bench reads manifests from there (or from a fileSystem resource set)")
