@@ -66,3 +66,38 @@ def place_broker_data(on_disk: bool) -> str:
         return f"broker data on disk ({tempfile.gettempdir()})"
     tempfile.tempdir = TMPFS  # running_broker's mkdtemp follows it
     return f"broker data on tmpfs ({TMPFS})"
+
+
+def commit() -> str:
+    """The short commit of the checkout measured (figures are labelled with it), "+dirty"
+    when files differ from it."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+USE_CASES = ("calibrated", "uc1", "uc2", "uc3", "uc4")
+#: laptop-scale grids per use case (records/s of the default load type; instances): the
+#: quarter-core demand of UC1 is 1 at 10,000 and 2 at 40,000 records/s (docs/performance.md)
+GRIDS: dict[str, tuple[list[float], list[float]]] = {
+    "calibrated": ([1500.0, 2500.0, 3500.0], [1.0, 2.0, 3.0, 4.0]),
+    "uc1": ([10000.0, 40000.0], [1.0, 2.0, 3.0]),
+    "uc2": ([10000.0, 40000.0], [1.0, 2.0, 3.0]),
+    "uc3": ([8000.0, 32000.0], [1.0, 2.0, 3.0]),
+    "uc4": ([2000.0, 8000.0], [1.0, 2.0, 3.0]),
+}
+QUICK_GRIDS: dict[str, tuple[list[float], list[float]]] = {
+    "calibrated": ([1500.0, 2500.0], [1.0, 2.0, 3.0]),
+    "uc1": ([10000.0], [1.0, 2.0]),
+    "uc2": ([10000.0], [1.0, 2.0]),
+    "uc3": ([8000.0], [1.0, 2.0]),
+    "uc4": ([2000.0], [1.0, 2.0]),
+}

@@ -1,22 +1,31 @@
-"""Time to a verdict: whole calibrated runs with early stopping vs the reference procedure.
+"""Time to a verdict: bench's default procedure against the reference procedure, per use case.
 
-Both procedures run the same search (linear + lower bound, the published default and
-ours) on the built-in ``calibrated`` use case, through the same code path as
-``bench run`` (``bench.launch.prepare_run`` + ``run_benchmark``), each with its own
-embedded broker and results folder. The reference samples for the fixed ``duration``;
-ours ends a repetition as soon as ``bench.early_stop`` has decided every SLO. The two
-alternate within each round (order flipped every round) so drifting machine load hits
-both alike. Demand tables must be identical, and equal ceil(load / capacity).
+For each use case given (``--plugin calibrated,uc1,uc2,uc3,uc4`` or ``--plugin all``) at
+laptop scale (quarter-core SUT instances, ``sut.cpuPerInstance=0.25``, as the main job;
+the calibrated use case simulates its capacity and takes no CPU limit), two procedures
+run the same loads and resources, through the same code path as ``bench run``
+(``bench.launch.prepare_run`` + ``run_benchmark``), each with its own embedded broker
+and results folder:
 
-    .venv/bin/python benchmarks/time_to_verdict.py            # 5 rounds, ~2.5 h
-    .venv/bin/python benchmarks/time_to_verdict.py --rounds 1 # one round, ~27 min
-    .venv/bin/python benchmarks/time_to_verdict.py --quick    # short durations, ~10 min
+* reference: no early stop, every repetition for its full duration, linear search with
+  the lower-bound restriction, 3 repetitions (``bench run --no-early-stop --search
+  linear --lower-bound --repetitions 3``);
+* bench's default: the same options otherwise, early stopping on (within and across
+  repetitions), the default search.
 
-``--plugin uc3`` (or any use case) runs the same comparison on real Spark: there is
-no known capacity, so each round's early-stopping demand must equal its reference's.
+They alternate within each round (order flipped every round) so drifting machine load
+hits both alike. Every experiment both measured is compared verdict by verdict; each
+one that differs is printed with both sides' SLO figures (the reason). ``--predict``
+adds a third procedure, bench's default with ``--predict``, and reports the time the
+prediction saved against bench's default and how often it was right.
 
-    .venv/bin/python benchmarks/time_to_verdict.py --plugin uc3 --loads 1000,4000 \
-        --resources 1,2 --duration 300 --warmup 60 --interval 5 --rounds 1   # ~25 min
+The last lines are Markdown tables to paste into docs/performance.md, with the date,
+commit and the load average before and after each run.
+
+    .venv/bin/python benchmarks/time_to_verdict.py --quick                    # calibrated, ~10 min
+    .venv/bin/python benchmarks/time_to_verdict.py --quick --plugin all       # every use case, short
+    .venv/bin/python benchmarks/time_to_verdict.py --plugin all --rounds 3    # the full comparison, hours
+    .venv/bin/python benchmarks/time_to_verdict.py --plugin calibrated --predict
 """
 
 from __future__ import annotations
@@ -27,38 +36,71 @@ import math
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import banner, load_note, median, spread
+from _common import GRIDS, QUICK_GRIDS, USE_CASES, banner, commit, load_note, median, spread
+
+MODES = ("reference", "default", "predict")
 
 
-def options(args: argparse.Namespace, early: bool, results: Path, execution_file: Path) -> dict[str, Any]:
+@dataclass
+class Run:
+    """One procedure's whole run of one use case."""
+
+    mode: str
+    seconds: float
+    table: dict[float, float | None]
+    records: list[Any]
+    before: str
+    after: str
+    prediction: Any = None
+
+
+@dataclass
+class UseCaseResult:
+    plugin: str
+    runs: dict[str, list[Run]] = field(default_factory=lambda: {m: [] for m in MODES})
+    compared: int = 0
+    differing: list[str] = field(default_factory=list)
+    tables_same: int = 0
+    pairs: int = 0
+
+
+def options(args: argparse.Namespace, plugin: str, mode: str, results: Path, execution_file: Path,
+            loads: list[float], resources: list[float]) -> dict[str, Any]:
+    sets: tuple[str, ...] = (f"capacity={args.capacity}",) if plugin == "calibrated" else (
+        f"sut.cpuPerInstance={args.cpu_per_instance}",)
+    reference = mode == "reference"
     return {
-        "plugin": args.plugin,
+        "plugin": plugin,
         "execution_file": str(execution_file),
-        "loads": ",".join(str(x) for x in args.loads),
-        "resources": ",".join(str(x) for x in args.resources),
+        "loads": ",".join(f"{x:g}" for x in loads),
+        "resources": ",".join(f"{x:g}" for x in resources),
         "duration": args.duration,
         "warmup": args.warmup,
         "repetitions": args.repetitions,
-        "search": "linear",
-        "lower_bound": True,
-        "early_stop": early,
-        "sets": (f"capacity={args.capacity}",) if args.plugin == "calibrated" else (),
+        "search": "linear" if reference else None,
+        "lower_bound": True if reference else None,
+        "early_stop": not reference,
+        "predict": mode == "predict",
+        "sets": sets,
         "results_dir": str(results),
         "platform_name": "embedded",
     }
 
 
-async def one_run(registry: Any, opts: dict[str, Any]) -> tuple[float, dict[float, float | None], list[Any]]:
+async def one_run(registry: Any, opts: dict[str, Any], mode: str) -> Run:
     from bench.launch import prepare_run, run_benchmark
 
     prepared = prepare_run(registry, opts)
+    before = load_note()
     started = time.monotonic()
     outcome = await run_benchmark(registry, prepared, opts)
-    return time.monotonic() - started, dict(outcome.table), list(outcome.records)
+    return Run(mode, time.monotonic() - started, dict(outcome.table), list(outcome.records), before, load_note(),
+               outcome.prediction)
 
 
 def describe(record: Any) -> str:
@@ -68,68 +110,131 @@ def describe(record: Any) -> str:
                                 if not isinstance(v, list | dict))
         for name, d in record.slos.items()
     )
-    return (f"load {record.load:g} x {record.resources:g}: {'pass' if record.passed else 'fail'}"
+    return (f"load {record.load:g} x {record.resources:g}: {record.outcome}"
             f"{'' if record.valid else ' (INVALID)'} after {record.finished - record.started:.0f} s"
-            f"{' (early)' if record.early_stopped else ''} [{slos}]")
+            f"{' (early)' if record.early_stopped else ''}{' (unstable)' if record.unstable else ''} [{slos}]")
+
+
+def compare(result: UseCaseResult, ours: Run, reference: Run, label: str) -> None:
+    """Every experiment both measured, verdict by verdict; the ones that differ, with both sides' figures."""
+    by_key = {(r.load, r.resources): r for r in reference.records}
+    for record in ours.records:
+        other = by_key.get((record.load, record.resources))
+        if other is None:
+            continue
+        result.compared += 1
+        if record.outcome != other.outcome:
+            result.differing.append(f"{label}: {ours.mode}: {describe(record)}\n        reference: {describe(other)}")
+    result.pairs += 1
+    result.tables_same += ours.table == reference.table
+
+
+def table_line(plugin: str, result: UseCaseResult) -> str:
+    ref = [r.seconds for r in result.runs["reference"]]
+    ours = [r.seconds for r in result.runs["default"]]
+    loads = [f"{r.before.split(' on ')[0].removeprefix('load average ')} / "
+             f"{r.after.split(' on ')[0].removeprefix('load average ')}"
+             for r in result.runs["reference"] + result.runs["default"]]
+    ratio = median(ours) / median(ref) if ref and ours else math.nan
+    return (f"| {plugin} | {median(ref):,.1f} s | {median(ours):,.1f} s | **{ratio:.3f}** | {result.compared} | "
+            f"{len(result.differing)} | {result.tables_same} of {result.pairs} | {'; '.join(loads)} |")
+
+
+def predict_line(plugin: str, result: UseCaseResult) -> str:
+    base = [r.seconds for r in result.runs["default"]]
+    pred = result.runs["predict"]
+    hits = [h for r in pred if r.prediction is not None for h in r.prediction.hits.values()]
+    saved = 1.0 - median([r.seconds for r in pred]) / median(base) if base and pred else math.nan
+    same = sum(p.table == d.table for p, d in zip(pred, result.runs["default"], strict=False))
+    return (f"| {plugin} | {median(base):,.1f} s | {median([r.seconds for r in pred]):,.1f} s | {saved:.1%} | "
+            f"{sum(hits)} of {len(hits)} | {same} of {len(pred)} |")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="short durations, 1 round")
-    parser.add_argument("--plugin", default="calibrated", help="use case (default calibrated: known demand)")
-    parser.add_argument("--rounds", type=int, default=None, help="rounds (reference + early each); default 5")
-    parser.add_argument("--loads", type=lambda s: [float(x) for x in s.split(",")], default=[1500.0, 2500.0, 3500.0])
-    parser.add_argument("--resources", type=lambda s: [float(x) for x in s.split(",")], default=[1.0, 2.0, 3.0, 4.0])
-    parser.add_argument("--capacity", type=float, default=1000.0)
-    parser.add_argument("--duration", type=float, default=None)
-    parser.add_argument("--warmup", type=float, default=None)
-    parser.add_argument("--interval", type=float, default=2.0, help="lag sample interval (s), both procedures")
-    parser.add_argument("--repetitions", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="small grid, short durations, 1 repetition, 1 round")
+    parser.add_argument("--plugin", default="calibrated",
+                        help=f"use cases, comma-separated, or all ({', '.join(USE_CASES)}); default calibrated")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds (each procedure once per use case); default 3")
+    parser.add_argument("--loads", type=lambda s: [float(x) for x in s.split(",")], default=None,
+                        help="loads for every use case given (default: each use case's laptop grid)")
+    parser.add_argument("--resources", type=lambda s: [float(x) for x in s.split(",")], default=None)
+    parser.add_argument("--capacity", type=float, default=1000.0, help="calibrated: records/s per instance")
+    parser.add_argument("--cpu-per-instance", type=float, default=0.25, help="Spark use cases: cores per instance")
+    parser.add_argument("--duration", type=float, default=None, help="default 300 (quick: 60)")
+    parser.add_argument("--warmup", type=float, default=None, help="default 60 (quick: 15)")
+    parser.add_argument("--interval", type=float, default=None, help="SLI sample interval (s); default 5 (quick 2)")
+    parser.add_argument("--repetitions", type=int, default=None, help="default 3 (quick: 1)")
+    parser.add_argument("--predict", action="store_true", help="also run bench's default with --predict")
     args = parser.parse_args()
-    args.rounds = args.rounds or (1 if args.quick else 5)
-    args.duration = args.duration or (60.0 if args.quick else 180.0)
-    args.warmup = args.warmup if args.warmup is not None else (15.0 if args.quick else 30.0)
+    plugins = list(USE_CASES) if args.plugin == "all" else [p.strip() for p in args.plugin.split(",") if p.strip()]
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    args.duration = args.duration or (60.0 if args.quick else 300.0)
+    args.warmup = args.warmup if args.warmup is not None else (15.0 if args.quick else 60.0)
+    args.interval = args.interval or (2.0 if args.quick else 5.0)
+    args.repetitions = args.repetitions or (1 if args.quick else 3)
 
     from bench.logs import configure_logging
     from bench.plugins import load_plugins
 
     configure_logging("console", 0)
     registry = load_plugins()
-    known: dict[float, float | None] | None = None  # the demand both must find, if known
-    if args.plugin == "calibrated":
-        known = {load: float(math.ceil(load / args.capacity)) for load in args.loads}
-        known = {k: (v if v in args.resources else None) for k, v in known.items()}
-    banner(f"time to verdict, use case {args.plugin}")
-    print(f"loads {args.loads} x resources {args.resources}, capacity {args.capacity:g}/s, duration "
-          f"{args.duration:g} s, warm-up {args.warmup:g} s, sample every {args.interval:g} s, "
-          f"{args.repetitions} repetition(s), linear search + lower bound; expected demand "
-          f"{known if known is not None else 'that of the reference run in the same round'}", flush=True)
-    times: dict[str, list[float]] = {"reference": [], "early": []}
-    same = True
+    modes = ["reference", "default", *(["predict"] if args.predict else [])]
+    banner(f"time to verdict, {', '.join(plugins)}; commit {commit()}")
+    print(f"duration {args.duration:g} s, warm-up {args.warmup:g} s, sample every {args.interval:g} s, "
+          f"{args.repetitions} repetition(s), {args.rounds} round(s); Spark instances {args.cpu_per_instance:g} "
+          f"core; procedures {', '.join(modes)}", flush=True)
+    results = {p: UseCaseResult(p) for p in plugins}
     with tempfile.TemporaryDirectory(prefix="bench-ttv-") as tmp:
         execution_file = Path(tmp, "execution.yaml")
         execution_file.write_text(yaml.safe_dump({"execution": {"sampleInterval": args.interval}}))
         for rnd in range(args.rounds):
-            order = ["reference", "early"] if rnd % 2 == 0 else ["early", "reference"]
-            tables: dict[str, dict[float, float | None]] = {}
-            for mode in order:
-                opts = options(args, mode == "early", Path(tmp, f"{mode}-{rnd}"), execution_file)
-                seconds, table, records = asyncio.run(one_run(registry, opts))
-                times[mode].append(seconds)
-                tables[mode] = table
-                expected = known if known is not None else tables.get("reference" if mode == "early" else "early")
-                ok = expected is None or table == expected
-                same = same and ok
-                print(f"round {rnd + 1} {mode:9}: {seconds:7.1f} s, {len(records)} experiments, demand {table}"
-                      f"{'' if ok else '  << DIFFERS from expected ' + str(expected)}  ({load_note()})", flush=True)
-                for record in records:
-                    print(f"    {describe(record)}", flush=True)
-    ref, early = median(times["reference"]), median(times["early"])
-    print(f"reference (fixed {args.duration:g} s): {spread(times['reference'])} s")
-    print(f"early stopping:              {spread(times['early'])} s")
-    print(f"identical demand in every run: {'yes' if same else 'NO'}")
-    print(f"ratio early / reference wall time (median, target <= 0.4): {early / ref:.3f}")
-    return 0 if same else 1
+            for plugin in plugins:
+                loads, resources = (QUICK_GRIDS if args.quick else GRIDS).get(plugin, GRIDS["calibrated"])
+                loads, resources = args.loads or loads, args.resources or resources
+                order = modes if rnd % 2 == 0 else modes[::-1]
+                runs: dict[str, Run] = {}
+                for mode in order:
+                    opts = options(args, plugin, mode, Path(tmp, f"{plugin}-{mode}-{rnd}"), execution_file,
+                                   loads, resources)
+                    run = asyncio.run(one_run(registry, opts, mode))
+                    runs[mode] = run
+                    results[plugin].runs[mode].append(run)
+                    expected = ""
+                    if plugin == "calibrated":
+                        exact = {x: float(math.ceil(x / args.capacity)) for x in loads}
+                        exact = {k: (v if v in resources else None) for k, v in exact.items()}
+                        expected = " = exact" if run.table == exact else f"  << exact demand is {exact}"
+                    print(f"round {rnd + 1} {plugin} {mode:9}: {run.seconds:8.1f} s, {len(run.records)} experiments,"
+                          f" table {run.table}{expected} ({run.before} before, {run.after} after)", flush=True)
+                    for record in run.records:
+                        print(f"    {describe(record)}", flush=True)
+                compare(results[plugin], runs["default"], runs["reference"], f"round {rnd + 1} {plugin}")
+    stamp = time.strftime("%Y-%m-%d")
+    print()
+    print(f"verdicts that differ (bench's default against the reference), {stamp}, commit {commit()}:")
+    differing = [d for r in results.values() for d in r.differing]
+    for line in differing or ["    none"]:
+        print(f"    {line}")
+    print()
+    print(f"{stamp}, commit {commit()}, `benchmarks/time_to_verdict.py {' '.join(sys.argv[1:])}`:")
+    print()
+    print("| use case | reference (median) | bench's default (median) | ratio | experiments compared | verdicts "
+          "differing | same table | load average before / after each run |")
+    print("|---|---|---|---|---|---|---|---|")
+    for plugin, result in results.items():
+        print(table_line(plugin, result))
+    if args.predict:
+        print()
+        print("| use case | default (median) | with --predict (median) | time saved | predictions right | "
+              "same table |")
+        print("|---|---|---|---|---|---|")
+        for plugin, result in results.items():
+            print(predict_line(plugin, result))
+    for plugin, result in results.items():
+        print(f"{plugin}: reference {spread([r.seconds for r in result.runs['reference']])} s; "
+              f"default {spread([r.seconds for r in result.runs['default']])} s")
+    return 0 if not differing else 1
 
 
 if __name__ == "__main__":

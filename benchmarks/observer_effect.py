@@ -1,0 +1,177 @@
+"""Observer effect: the SUT's maximum throughput with all of bench's instrumentation and with none.
+
+Per use case (default UC1-UC4) one quarter-core SUT instance (``sut.cpuPerInstance=0.25``)
+on Spark's native Kafka connector is driven at a load far above what it can process, so
+its micro-batches run back to back at its maximum rate, through the platform exactly as
+``bench run`` drives it (``bench.launch.prepare_run``, the embedded platform):
+
+* instrumented: everything bench adds to measure, as in every run: the SUT's readers
+  commit their offsets to its consumer group, the lag is sampled, and the latency and
+  informational samplers read the output topics and the processes;
+* bare: the same deployment with ``BENCH_NO_INSTRUMENTATION=1``
+  (``bench.runtime.instrumentation``): no offset commits, no lag, latency or
+  informational samplers; only Spark's own progress events are read.
+
+The two alternate within one run (A B B A ...), so drifting machine load hits both
+alike. The figure per run is the median of Spark's ``inputRowsPerSecond`` of the
+micro-batches after the warm-up (records read per second of wall time, so whatever
+the instrumentation costs between batches counts); the ratio instrumented / bare per
+use case is the answer (goal >= 0.98), and the instrumented figure is the records/s
+one quarter-core instance processes.
+
+The last lines are a Markdown table to paste into docs/performance.md, with the date,
+commit and the load average before and after each run.
+
+    .venv/bin/python benchmarks/observer_effect.py --quick          # UC1, 1 pair of 45-s runs, ~4 min
+    .venv/bin/python benchmarks/observer_effect.py                  # UC1-UC4, 3 pairs of 120-s runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from _common import banner, commit, load_note, median
+
+#: records/s far above one quarter-core instance's maximum (UC1 processes ~31,000)
+SATURATING = {"uc1": 80_000.0, "uc2": 80_000.0, "uc3": 60_000.0, "uc4": 40_000.0}
+MODES = ("instrumented", "bare")
+
+
+@dataclass
+class Measured:
+    mode: str
+    rate: float  # median inputRowsPerSecond after the warm-up
+    processed: float  # median processedRowsPerSecond after the warm-up (time inside batches only)
+    batches: int
+    before: str
+    after: str
+
+
+def after_warmup(samples: list[tuple[float, dict[str, float]]], warmup: float, key: str) -> list[float]:
+    """The positive values of ``key`` sampled at least ``warmup`` s after the first sample."""
+    if not samples:
+        return []
+    t0 = samples[0][0]
+    return [v[key] for t, v in samples if t - t0 >= warmup and v.get(key, 0.0) > 0.0]
+
+
+async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
+                  mode: str) -> Measured:
+    from bench.execution.deployment import build_objects, experiment_spec, merged_params
+    from bench.launch import prepare_run
+    from bench.runtime.instrumentation import ENV
+
+    if mode == "bare":
+        os.environ[ENV] = "1"  # the platform and every child it starts see it
+    try:
+        prepared = prepare_run(registry, opts)
+        ex = prepared.execution
+        load, resources = ex.load.loadValues[0], ex.resources.resourceValues[0]
+        objects = build_objects(registry, prepared.benchmark, ex, prepared.params, load, resources)
+        params = merged_params(prepared.use_case, prepared.benchmark, ex, objects, prepared.params)
+        spec = experiment_spec(prepared.use_case, prepared.benchmark, objects, params, load, resources,
+                               f"obs-{mode}-{int(time.time())}")
+        platform = registry.platforms[prepared.platform_options["platform"]].create(prepared.platform_options,
+                                                                                    registry)
+        before = load_note()
+        samples: list[tuple[float, dict[str, float]]] = []
+        await platform.open()
+        try:
+            await platform.reset_topics(spec)
+            try:
+                await platform.start_sut(spec)
+                await platform.start_generators(spec)
+                started = time.monotonic()
+                while time.monotonic() - started < seconds:
+                    sample = await platform.sample(spec)
+                    samples.append((sample.timestamp, dict(sample.values)))
+                    await asyncio.sleep(interval)
+                await platform.stop_generators(spec)
+            finally:
+                try:
+                    await platform.stop_sut(spec)
+                finally:
+                    await platform.delete_topics(spec)
+        finally:
+            await platform.close()
+    finally:
+        os.environ.pop(ENV, None)
+    rates = after_warmup(samples, warmup, "input-rate")
+    processed = after_warmup(samples, warmup, "spark-processed-rate")
+    return Measured(mode, median(rates), median(processed), len(rates), before, load_note())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="UC1 only, 1 pair of 45-s runs")
+    parser.add_argument("--plugin", default=None, help="use cases, comma-separated (default uc1,uc2,uc3,uc4)")
+    parser.add_argument("--pairs", type=int, default=None, help="instrumented/bare pairs per use case (default 3)")
+    parser.add_argument("--seconds", type=float, default=None, help="per run (default 120; quick 45)")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds not counted (default 40; quick 20)")
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between reads of the progress")
+    parser.add_argument("--load", type=float, default=None, help="records/s for every use case (default: saturating)")
+    parser.add_argument("--cpu-per-instance", type=float, default=0.25)
+    parser.add_argument("--connector", default="native", choices=("native", "python"))
+    args = parser.parse_args()
+    plugins = [p.strip() for p in (args.plugin or ("uc1" if args.quick else "uc1,uc2,uc3,uc4")).split(",")]
+    pairs = args.pairs or (1 if args.quick else 3)
+    seconds = args.seconds or (45.0 if args.quick else 120.0)
+    warmup = args.warmup if args.warmup is not None else (20.0 if args.quick else 40.0)
+
+    from bench.logs import configure_logging
+    from bench.plugins import load_plugins
+
+    configure_logging("console", 0)
+    registry = load_plugins()
+    banner(f"observer effect, {', '.join(plugins)}; commit {commit()}")
+    print(f"{pairs} pair(s) of {seconds:g}-s runs (first {warmup:g} s not counted), {args.cpu_per_instance:g} core "
+          f"per instance, {args.connector} connector", flush=True)
+    results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
+    for i in range(pairs):
+        for plugin in plugins:
+            load = args.load or SATURATING.get(plugin, 60_000.0)
+            opts = {
+                "plugin": plugin, "loads": f"{load:g}", "resources": "1", "duration": seconds,
+                "warmup": min(warmup, seconds / 2), "repetitions": 1,
+                "sets": (f"sut.cpuPerInstance={args.cpu_per_instance}",), "connector": args.connector,
+                "platform_name": "embedded", "results_dir": tempfile.mkdtemp(prefix="bench-observer-"),
+            }
+            order = MODES if i % 2 == 0 else MODES[::-1]
+            for mode in order:
+                done = asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode))
+                results[plugin][mode].append(done)
+                print(f"pair {i + 1} {plugin} {mode:12}: {done.rate:10,.0f} records/s read, {done.processed:10,.0f} "
+                      f"within batches, {done.batches} batches ({done.before} before, {done.after} after)",
+                      flush=True)
+    stamp = time.strftime("%Y-%m-%d")
+    print()
+    print(f"{stamp}, commit {commit()}, `benchmarks/observer_effect.py {' '.join(sys.argv[1:])}`:")
+    print()
+    print("| use case | instrumented records/s per quarter-core instance (median) | bare (median) | ratio (median "
+          "of pairs) | pairs | load average before / after each run |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for plugin, by_mode in results.items():
+        inst, bare = by_mode["instrumented"], by_mode["bare"]
+        pair_ratios = [a.rate / b.rate for a, b in zip(inst, bare, strict=False) if b.rate > 0]
+        ratio = statistics.median(pair_ratios) if pair_ratios else float("nan")
+        ratios.append(ratio)
+        loads = "; ".join(f"{m.before.split(' on ')[0].removeprefix('load average ')} / "
+                          f"{m.after.split(' on ')[0].removeprefix('load average ')}" for m in inst + bare)
+        print(f"| {plugin} | {median([m.rate for m in inst]):,.0f} | {median([m.rate for m in bare]):,.0f} | "
+              f"**{ratio:.3f}** | {len(pair_ratios)} | {loads} |")
+    worst = min(ratios) if ratios else float("nan")
+    print(f"lowest ratio instrumented / bare (goal >= 0.98): {worst:.3f}")
+    return 0 if worst >= 0.98 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
