@@ -148,3 +148,27 @@ def test_without_a_kubeconfig_the_read_is_one_line(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
     with pytest.raises(ValueError, match="configMap resource sets cannot be read: no kubeconfig"):
         read_config_maps([{"name": "cm"}], {})
+
+
+def test_validation_without_a_platform_names_the_way_out() -> None:
+    from bench.model import parse_benchmark, validate_benchmark
+
+    doc = REGISTRY.use_cases["uc1"].default_benchmark()
+    doc["loadGenerator"] = {"resources": [{"configMap": {"name": "gen", "files": ["g.yaml"]}}]}
+    with pytest.raises(ConfigError, match=r"loadGenerator.resources\[0\].configMap 'gen': without --platform "
+                                          r"kubernetes, bench reads no ConfigMap .*fileSystem resource set"):
+        validate_benchmark(parse_benchmark(doc), REGISTRY)
+
+
+def test_an_infrastructure_set_is_refused_without_reading_the_cluster(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def unreachable(*_: Any) -> Any:
+        raise AssertionError("the cluster was read for a set bench refuses")
+
+    monkeypatch.setattr("bench.k8s.config_maps.read_config_maps", unreachable)
+    doc = REGISTRY.use_cases["uc1"].default_benchmark()
+    doc["infrastructure"] = {"resources": [{"configMap": {"name": "infra", "files": ["kafka.yaml"]}}]}
+    path = tmp_path / "benchmark.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ConfigError, match="benchmark.infrastructure.resources: bench deploys no long-lived"):
+        resolve_run(REGISTRY, opts(path, platform_name="kubernetes"))

@@ -121,8 +121,8 @@ def read_config_map_sets(ptype: PlatformType, bench: Benchmark, opts: Mapping[st
     from bench.reference_config_maps import add_config_map_manifests, config_map_sets, mark_config_maps_pending
 
     sets = config_map_sets(bench)
-    if not sets:
-        return
+    if not sets or any(group == "infrastructure" for group, _ in sets):
+        return  # the benchmark's validation refuses infrastructure, read or not
     if ptype.read_config_maps is None:
         group, cm = sets[0]
         raise ConfigError(config_map_refusal(group, cm, f"the {ptype.name} platform"))

@@ -31,7 +31,9 @@ output topic through ``--bootstrap-servers``; the host figures are those of the 
 bench runs on. ``--metrics-port`` serves bench's own metrics as on the other platforms;
 ``--conf`` reaches the SUT's Spark session. With ``--kafka-config`` the platform writes
 the Secret the pods read (:func:`bench.k8s.manifests.kafka_secret`) at :meth:`open` and
-deletes it at :meth:`close`.
+deletes it at :meth:`close`. A reference benchmark's configMap resource sets are read
+from the namespace when the run is prepared (:mod:`bench.k8s.config_maps`), so the
+platform sees their manifests as any other.
 """
 
 from __future__ import annotations
