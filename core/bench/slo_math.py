@@ -167,14 +167,15 @@ def resolve_threshold(
     load_rate: float | None,
     resources: float,
     default: float | None = None,
-    rate_key: str = "thresholdRelToLoad",
+    rate_key: str = "thresholdRelToRate",
 ) -> float:
-    """The absolute threshold from whichever form was given.
+    """The absolute threshold from whichever form was given (one only).
 
-    ``rate_key`` (the lag-trend type's ``thresholdRelToLoad``) scales with the generated
-    records/s (a lag slope of 1 % of the input rate means the same at every load);
-    ``thresholdRelToResources`` with the
-    resource amount. A relative threshold without a known rate is an error, not a guess.
+    ``rate_key`` (bench's ``thresholdRelToRate``) scales with the generated records/s (a
+    lag slope of 1 % of the input rate means the same at every load);
+    ``thresholdRelToResources`` with the resource amount. A relative threshold without a
+    known rate is an error, not a guess. The forms relative to the load value and the
+    expression are the reference's: :func:`reference_threshold`.
     """
     key = exclusive(properties, keys)
     if key is None:

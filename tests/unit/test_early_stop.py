@@ -12,7 +12,7 @@ from bench.api import Series
 from bench.model import ExecutionParams, SloDef
 from bench.plugins import load_plugins
 
-LOAD = 1000.0  # records/s; thresholdRelToLoad 0.01 -> 10 records/s
+LOAD = 1000.0  # records/s; thresholdRelToRate 0.01 -> 10 records/s
 #: each SLO type decides for itself whether and how it stops early
 REGISTRY = load_plugins()
 
@@ -38,7 +38,7 @@ class Spec:
 
 
 def lag_slo(**props: Any) -> SloDef:
-    return SloDef(name="lag-trend", sloType="lag-trend", properties={"thresholdRelToLoad": 0.01, **props})
+    return SloDef(name="lag-trend", sloType="lag-trend", properties={"thresholdRelToRate": 0.01, **props})
 
 
 def execution(warmup: float = 10.0, repetitions: int = 3) -> ExecutionParams:
@@ -182,7 +182,7 @@ def _checker(*slos: tuple[str, str, dict[str, Any]]) -> Any:
 
 
 def test_a_settled_median_skips_the_remaining_repetitions() -> None:
-    check = _checker(("lag", "lag-trend", {"thresholdRelToLoad": 0.01}))
+    check = _checker(("lag", "lag-trend", {"thresholdRelToRate": 0.01}))
     grow, flat = series(slope=500.0), series(slope=0.0, noise=1.0)
     assert early_stop.settled_verdict(check, {"lag": [grow]}, ["lag"], remaining=2) is None
     assert early_stop.settled_verdict(check, {"lag": [grow, grow]}, ["lag"], remaining=1) is False
@@ -192,7 +192,7 @@ def test_a_settled_median_skips_the_remaining_repetitions() -> None:
 
 
 def test_worst_repetition_slos_settle_on_a_fail_only() -> None:
-    check = _checker(("lag", "lag-trend", {"thresholdRelToLoad": 0.01}), ("dropped", "dropped-records", {}))
+    check = _checker(("lag", "lag-trend", {"thresholdRelToRate": 0.01}), ("dropped", "dropped-records", {}))
     flat = series(slope=0.0, noise=1.0)
     no_drops = Series(list(flat.timestamps), [0.0] * len(flat.timestamps))
     drops = Series(list(flat.timestamps), [float(i * 100) for i in range(len(flat.timestamps))])
@@ -229,3 +229,16 @@ def test_an_slo_type_brings_its_own_early_rule() -> None:
     no_rule = SloDef(name="n", sloType="plain", properties={})
     [d] = early_stop.decide([no_rule], plain, {"lag": series(0.0)}, execution(), Spec(), 0.0)
     assert d.passed is None and "cannot stop early" in d.reason
+
+
+def test_an_early_decision_uses_the_verdicts_threshold_form() -> None:
+    """10 sensors sending 100 records/s each: the load value is 10, the rate 1000. A lag
+    growing 5 records/s passes 1 % of the rate (10) and fails 1 % of the load value (0.1),
+    early as at the end."""
+    spec = Spec(load=10.0, objects=[{"kind": "BenchGenerator", "spec": {"sensors": 10, "periodMs": 10}}])
+    s = series(slope=5.0, seconds=120, noise=0.5)
+    decide = lambda slo: early_stop.decide([slo], REGISTRY, {"lag": s}, execution(), spec, 0.0)[0]  # noqa: E731
+    by_rate = decide(SloDef(name="lag-trend", sloType="lag-trend", properties={"thresholdRelToRate": 0.01}))
+    by_load = decide(SloDef(name="lag-trend", sloType="lag-trend", properties={"thresholdRelToLoad": 0.01}))
+    assert by_rate.passed is True
+    assert by_load.passed is False

@@ -153,17 +153,36 @@ def test_lag_trend_warmup_longer_than_the_run_fails() -> None:
     assert not verdict.passed and "120 s warm-up" in verdict.details["error"]
 
 
-def test_lag_trend_threshold_relative_to_load() -> None:
-    props = {"thresholdRelToLoad": 0.01}
+def test_lag_trend_threshold_relative_to_rate() -> None:
+    props = {"thresholdRelToRate": 0.01}
     too_steep = lag_check([ramp(1500)], properties=props, load_rate=100_000)
     assert not too_steep.passed and too_steep.details["threshold"] == 1000.0
     verdict = lag_check([ramp(1500)], properties=props, load_rate=200_000)
     assert verdict.passed and verdict.details["threshold"] == 2000.0
 
 
+@pytest.mark.parametrize(("properties", "threshold"), [
+    ({"thresholdRelToLoad": 0.5}, 500.0),                      # x the load value (1000), not the rate
+    ({"thresholdRelToResources": 300}, 600.0),                  # x the resources (2)
+    ({"thresholdFromExpression": "L/2 + 100*R"}, 700.0),         # L = 1000, R = 2
+    ({"thresholdFromExpression": "2L - 1500"}, 500.0),
+])
+def test_lag_trend_takes_the_reference_threshold_forms_with_their_meaning(properties: dict[str, Any],
+                                                                         threshold: float) -> None:
+    """One key, one meaning: bench's type resolves them as the reference's ``lag trend``,
+    here with a generated rate (100,000 records/s) far from the load value (1,000)."""
+    below = lag_check([ramp(threshold - 1)], properties=properties, load=1000, resources=2, load_rate=100_000)
+    at = lag_check([ramp(threshold)], properties=properties, load=1000, resources=2, load_rate=100_000)
+    assert below.passed and below.details["threshold"] == threshold
+    assert not at.passed  # strict <, as the reference
+    reference = load_plugins().slos["lag trend"].check(
+        [ramp(threshold - 1)], ctx(properties, load=1000, resources=2, load_rate=100_000))
+    assert reference.details["threshold"] == threshold
+
+
 def test_lag_trend_relative_threshold_without_load_rate_fails() -> None:
-    verdict = lag_check([ramp(0)], properties={"thresholdRelToLoad": 0.01})
-    assert not verdict.passed and "thresholdRelToLoad" in verdict.details["error"]
+    verdict = lag_check([ramp(0)], properties={"thresholdRelToRate": 0.01})
+    assert not verdict.passed and "thresholdRelToRate" in verdict.details["error"]
 
 
 @pytest.mark.parametrize(
@@ -173,6 +192,8 @@ def test_lag_trend_relative_threshold_without_load_rate_fails() -> None:
         ({"threshold": "lots"}, "threshold: 'lots' is not a number"),
         ({"threshold": True}, "threshold: True is not a number"),
         ({"thresholdRelToLoad": math.inf}, "thresholdRelToLoad: inf is not a finite number"),
+        ({"thresholdRelToRate": 0.01, "thresholdRelToLoad": 0.01}, "give only one of"),
+        ({"thresholdFromExpression": "L /"}, "thresholdFromExpression: 'L /' ends too early"),
     ],
 )
 def test_lag_trend_validation(properties: dict[str, Any], message: str) -> None:

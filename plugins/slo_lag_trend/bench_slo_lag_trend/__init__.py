@@ -26,26 +26,33 @@ from bench.services import trend_decision
 
 from bench_slo_lag_trend.reference import REFERENCE_LAG_TRENDS
 
-#: ``thresholdRelToLoad`` here is relative to the generated records/s (bench's meaning, which
-#: the CLI's --threshold-rel-to-load sets); ``thresholdRelToRate`` says the same by its own
-#: name, the one bench's generic SLO uses; the reference-named ``lag trend`` type takes the
-#: reference's thresholds (x the load value)
-THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToRate")
+#: the threshold forms, one key one meaning across bench and the reference: ``threshold``
+#: (records/s), ``thresholdRelToLoad`` x the load *value*, ``thresholdRelToResources`` x the
+#: resource value, ``thresholdFromExpression`` over L and R (all as the reference computes
+#: them), and bench's ``thresholdRelToRate`` x the generated records/s (a lag slope of 1 %
+#: of the input rate means the same at every load, whatever the load type counts)
+THRESHOLDS = (*slo_math.REFERENCE_THRESHOLDS, "thresholdRelToRate")
 DEFAULT_THRESHOLD = 2000.0
 
 
 def validate(properties: Mapping[str, Any]) -> None:
     key = slo_math.exclusive(properties, THRESHOLDS)
-    if key is not None:
+    if key == "thresholdFromExpression":
+        slo_math.evaluate_expression(str(properties[key]), load=1.0, resources=1.0)
+    elif key is not None:
         slo_math.number(properties, key)
 
 
 def threshold_of(ctx: SloContext) -> float:
     """The one place the threshold comes from, for the verdict and the early decision
-    alike: an early "pass" must be a final pass."""
-    rate_key = "thresholdRelToRate" if ctx.properties.get("thresholdRelToRate") is not None else "thresholdRelToLoad"
-    return slo_math.resolve_threshold(ctx.properties, THRESHOLDS, ctx.load_rate, ctx.resources,
-                                      default=DEFAULT_THRESHOLD, rate_key=rate_key)
+    alike: an early "pass" must be a final pass. Only one form may be given (two would
+    leave the reader guessing which counts)."""
+    key = slo_math.exclusive(ctx.properties, THRESHOLDS)
+    if key is None:
+        return DEFAULT_THRESHOLD
+    if key == "thresholdRelToRate":
+        return slo_math.resolve_threshold(ctx.properties, (key,), ctx.load_rate, ctx.resources, rate_key=key)
+    return slo_math.reference_threshold(ctx.properties, ctx.load, ctx.resources, (key,))
 
 
 def check(series: list[Series], ctx: SloContext) -> SloVerdict:
@@ -85,7 +92,8 @@ def _always(properties: Mapping[str, Any]) -> bool:
 LAG_TREND = SloType(
     "lag-trend",
     "OLS slope of consumer lag over time after the warm-up, median over repetitions, "
-    f"< threshold (records/s, default {DEFAULT_THRESHOLD:g}) or < thresholdRelToLoad x load rate",
+    f"< threshold (records/s, default {DEFAULT_THRESHOLD:g}), thresholdRelToRate x generated records/s, "
+    "thresholdRelToLoad x load value, thresholdRelToResources x resources or thresholdFromExpression (L, R)",
     check,
     sli="lag",
     validate=validate,

@@ -10,8 +10,10 @@ is any of the reference's forms, the first given in its order: ``threshold``,
 ``thresholdFromExpression`` (over L and R). ``lag trend ratio``: threshold = ``ratio``
 x the load value.
 
-bench's own ``lag-trend`` type (threshold relative to the generated records/s, early
-stop) stays as it is. An SLO naming an external checker gets that checker's verdict.
+bench's own ``lag-trend`` type takes the same threshold keys with the same meanings,
+plus ``thresholdRelToRate`` (x the generated records/s); it refuses two forms at once,
+drops samples without data (NaN) where the reference reads them as 0, and decides
+early. An SLO naming an external checker gets that checker's verdict.
 """
 
 from __future__ import annotations
