@@ -98,3 +98,13 @@ def test_the_bare_sut_switch_and_the_observer_scripts_window(monkeypatch: pytest
     samples = [(0.0, {"input-rate": 0.0}), (10.0, {"input-rate": 500.0}), (30.0, {"input-rate": 900.0}),
                (40.0, {"input-rate": 1100.0})]
     assert observer.after_warmup(samples, 20.0, "input-rate") == [900.0, 1100.0]
+
+
+def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.platforms import children
+
+    assert children.bare_sample([], [], "e1") is None  # every ordinary run: lag and samplers as always
+    monkeypatch.setenv(instrumentation.ENV, "1")
+    bare = children.bare_sample([], [], "e1")
+    assert bare is not None and "lag" not in bare.values and not any(k.startswith("latency") for k in bare.values)

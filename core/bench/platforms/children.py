@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import metrics
-from bench.api import GeneratorReport
+from bench.api import GeneratorReport, Sample
 from bench.errors import UserError
 from bench.model import ConfigError
+from bench.runtime import instrumentation
 from bench.runtime.host import procs
 
 
@@ -174,6 +175,18 @@ def driver_slis(driver: Child, exp: str) -> dict[str, float]:
     metrics.SPARK_PROCESSED_RATE.labels(exp).set(values["spark-processed-rate"])
     metrics.SPARK_BATCH_DURATION.labels(exp).set(values["batch-duration"])
     return values
+
+
+def bare_sample(generators: Sequence[Child], drivers: Sequence[Child], exp: str) -> Sample | None:
+    """What a platform samples with bench's instrumentation off (``bench.runtime.instrumentation``):
+    the generators' progress and the Spark driver's own micro-batch progress, nothing read
+    from Kafka; None when the instrumentation is on (every run but observer_effect.py's)."""
+    if instrumentation.enabled():
+        return None
+    values = dict(generator_slis(generators, exp))
+    if drivers:
+        values.update(driver_slis(drivers[0], exp))
+    return Sample(time.time(), values)
 
 
 def report_of(child: Child) -> GeneratorReport:

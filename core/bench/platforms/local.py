@@ -39,7 +39,6 @@ from bench.platforms import children, local_sut
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.platforms.children import Child, PlatformError, job_failure, report_of
 from bench.platforms.local_sut import spark_payload
-from bench.runtime import instrumentation
 from bench.runtime.host import procs
 from bench.runtime.host.jars import connector_description, default_connector
 from bench.runtime.info_sampler import InfoSampler
@@ -369,11 +368,8 @@ class LocalPlatform:
         if why is not None:
             raise PlatformError(f"{why} during the experiment")
         self._check_generators(run)
-        if not instrumentation.enabled():  # the bare SUT of observer_effect.py: Spark's own progress only
-            bare: dict[str, float] = dict(children.generator_slis(run.generators, spec.experiment_id))
-            if run.spark and run.sut:
-                bare.update(children.driver_slis(run.sut[0], spec.experiment_id))
-            return Sample(time.time(), bare)
+        if bare := children.bare_sample(run.generators, run.sut if run.spark else [], spec.experiment_id):
+            return bare  # bench's instrumentation is off (observer_effect.py): Spark's own progress only
         interval = float(self.options.get("sample_interval") or 5.0)
         timeout = max(SAMPLE_TIMEOUT_S, 2 * interval)
         try:
