@@ -72,10 +72,14 @@ class TrendFit:
 def t_quantile(p: float, dof: float) -> float:
     """Student-t quantile by the Cornish-Fisher expansion (no scipy in the core).
 
-    Within 1 % of the exact value for dof >= 3 at the quantiles used here; for
-    fewer degrees of freedom it errs on the small side, which only matters below
-    :data:`MIN_SAMPLES`.
+    Within 1 % of the exact value for dof >= 3 at the quantiles used here; below 3
+    the exact quantile of 1 or 2 degrees of freedom (the expansion errs on the small
+    side there, and a rule over few whole periods works with 2).
     """
+    if dof < 2:  # one degree of freedom (Cauchy): exact, and conservative up to two
+        return math.tan(math.pi * (p - 0.5))
+    if dof < 3:  # two degrees of freedom: exact, and conservative up to three
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
     z = NormalDist().inv_cdf(p)
     g1 = (z**3 + z) / 4.0
     g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96.0
@@ -100,8 +104,8 @@ def fit(t: np.ndarray, v: np.ndarray) -> TrendFit:
     inflation = (1.0 + r1) / (1.0 - r1)
     return TrendFit(b, se * math.sqrt(inflation), n, n / inflation)
 
-#: fewer whole periods after the warm-up give no windowed decision (3 degrees of freedom)
-MIN_PERIODS = 5
+#: fewer whole periods after the warm-up give no windowed decision (2 degrees of freedom)
+MIN_PERIODS = 4
 #: a latency median must lie this factor beyond (or within) the threshold for a decision with confidence
 FAR_FACTOR = 2.0
 #: fewer latency values give no decision with confidence

@@ -22,11 +22,15 @@ verdict uses, so an early "pass" is a final pass by construction):
 Each SLO type says for itself whether and how it can be decided early
 (``SloType.decide_early``); the core knows no SLO by name. The trend SLOs (the
 lag-trend plugin, ``generic`` with ``queryAggregation: trend``) apply the rule
-above through :func:`trend_decision`, with the thresholds their own ``check`` uses. A
-benchmark with an SLO that cannot be decided early (dropped records, a mean, ...)
-runs a passing repetition for its full duration; with one repetition, an SLO decided
-"fail" still ends the experiment early (:func:`decided`). SLO properties
-``earlyStopConfidence`` and ``earlyStopMinSamples`` tune the rule per SLO.
+above through :func:`trend_decision`, with the thresholds their own ``check`` uses;
+when the use case declares an output period (``UseCase.window_seconds``: a windowed
+lag rises and falls once per period, which this rule cannot see through), the rule
+over whole periods of :mod:`bench.early_rules` decides where this one cannot. The
+dropped-records and latency SLOs bring their own rules (:mod:`bench.early_rules`). A
+benchmark with an SLO that cannot be decided early (a mean, ...) runs a passing
+repetition for its full duration; with one repetition, an SLO decided "fail" still
+ends the experiment early (:func:`decided`). SLO properties ``earlyStopConfidence``
+and ``earlyStopMinSamples`` tune the rule per SLO.
 
 Across repetitions (:func:`settled_verdict`): once the repetitions run so far settle
 the experiment's verdict whatever the remaining ones show (two of three lag slopes on
@@ -162,8 +166,8 @@ def decided(
 
     That is when every SLO is decided, either way; or, with a single repetition, when
     one SLO is decided "fail": the experiment fails whatever the others say. That lets
-    use cases with an SLO that cannot stop early (UC2 and UC3 count dropped records)
-    still end under-provisioned experiments early. With several repetitions one
+    use cases with an SLO that cannot stop early still end under-provisioned
+    experiments early. With several repetitions one
     repetition's fail is not final (the lag trend is the median over repetitions)."""
     if not slos:
         return False

@@ -200,3 +200,69 @@ def test_uc3_declares_its_trigger_as_its_output_period() -> None:
     assert uc3.output_period(dict(uc3.default_params)) == 5.0
     assert uc3.output_period({**uc3.default_params, "emitPeriodMs": 30_000}) == 30.0
     assert uc3.output_period({**uc3.default_params, "emitPeriodMs": 0}) is None  # the runtime chooses
+
+
+# ----------------------------------------------------------------- the engine on a windowed fake
+
+
+class WavePlatform:
+    """A windowed SUT on the fake platform: the lag fills for a whole output period and
+    drains at its end; one instance falls behind by 500 records/s, two keep up."""
+
+    def __init__(self, period: float) -> None:
+        from tests.unit.fakes import FakePlatform
+
+        self.fake = FakePlatform(interval=5.0)
+        self.period = period
+        self.samples = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fake, name)
+
+    async def sample(self, spec: Any) -> Any:
+        from bench.api import Sample
+
+        self.fake.samples_in_rep += 1
+        self.fake.clock += self.fake.interval
+        self.samples += 1
+        elapsed = self.fake.samples_in_rep * self.fake.interval
+        trend = 500.0 if spec.resources < 2 else 0.0
+        wave = 1000.0 * (elapsed % self.period)  # 1,000 records/s held back until the period ends
+        noise = random.Random(self.samples).gauss(0.0, 300.0)
+        return Sample(self.fake.clock, {"lag": 5_000.0 + trend * elapsed + wave + noise})
+
+
+async def test_the_engine_ends_windowed_repetitions_early_with_the_same_table(tmp_path: Any) -> None:
+    from bench.engine import Engine, RunConfig
+    from bench.model import parse_benchmark, parse_execution
+
+    from tests.unit.fakes import FAKE_USE_CASE, fake_benchmark
+    from tests.unit.test_engine import SimClock
+
+    registry = load_plugins()
+
+    def period(params: Any) -> float:
+        return 45.0
+
+    windowed = UseCase("fake", "windowed fake", fake_benchmark, sut_process="fake", window_seconds=period)
+    bench = fake_benchmark()
+    bench["slos"] = [{"name": "lag", "sloType": "lag-trend", "properties": {"threshold": 100.0}}]
+    samples, tables = {}, {}
+    for name, use_case, early in (("reference", FAKE_USE_CASE, False), ("trend only", FAKE_USE_CASE, True),
+                                       ("windowed", windowed, True)):
+        registry.use_cases["fake"] = use_case
+        execution = parse_execution({
+            "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
+            "resources": {"resourceType": "Instances", "resourceValues": [1, 2]},
+            "execution": {"duration": 300, "warmup": 30, "repetitions": 1, "afterTeardownDelay": 0,
+                          "sampleInterval": 5, "earlyStop": early},
+        })
+        cfg = RunConfig(use_case=use_case, benchmark=parse_benchmark(bench), execution=execution,
+                        results_dir=tmp_path / name.replace(" ", "-"))
+        clock, platform = SimClock(), WavePlatform(45.0)
+        outcome = await Engine(registry, cfg, platform, clock=clock, sleep=clock.sleep).run()  # type: ignore[arg-type]
+        samples[name], tables[name] = platform.samples, outcome.table
+    assert tables["windowed"] == tables["reference"] == {1000.0: 2.0}
+    assert tables["trend only"] == tables["reference"]
+    assert samples["windowed"] < 0.75 * samples["reference"]
+    assert samples["windowed"] < samples["trend only"]
