@@ -310,8 +310,9 @@ class SloType:
     early verdict is the final one; ``bench.services.trend_decision`` does the
     statistics for SLOs on a trend. None: this SLO is only decided at the end.
 
-    ``cli_threshold`` says whether ``bench run --threshold`` / ``--threshold-rel-to-load``
-    (records/s of lag growth) replace this SLO's threshold, given its properties.
+    ``cli_threshold`` says whether the threshold options of ``bench run`` (``--threshold``,
+    ``--threshold-rel-to-rate``, ``--threshold-rel-to-load``) replace this SLO's threshold,
+    given its properties.
 
     ``sli_for`` names the SLI from the SLO's properties when a type needs one of several
     series (the latency SLO: ``percentile: 99`` -> ``latency-p99``); it wins over ``sli``.
@@ -328,8 +329,8 @@ class SloType:
     sli_for: Callable[[Mapping[str, Any]], str] | None = None
     #: whether ``bench analyze`` and ``bench report`` may re-evaluate this SLO from its
     #: stored series, given its properties: its verdict is the median over repetitions
-    #: of the series' OLS slope against a threshold in records/s (``threshold`` or
-    #: ``thresholdRelToLoad``), so the offline analysis, its slope intervals and the
+    #: of the series' OLS slope against a threshold in records/s (any threshold form),
+    #: so the offline analysis, its slope intervals and the
     #: plots' trend lines apply to it. None: never re-evaluated offline.
     analysed_as_trend: Callable[[Mapping[str, Any]], bool] | None = None
     #: the axis title of this SLO's series in plots and reports; empty: the SLI's name
@@ -346,7 +347,7 @@ class SloType:
         return self.decide_early is not None
 
     def takes_cli_threshold(self, properties: Mapping[str, Any]) -> bool:
-        """Whether ``--threshold`` / ``--threshold-rel-to-load`` replace this SLO's threshold."""
+        """Whether the command line's threshold options replace this SLO's threshold."""
         return self.cli_threshold is not None and self.cli_threshold(properties)
 
     def is_trend(self, properties: Mapping[str, Any]) -> bool:

@@ -89,9 +89,14 @@ THRESHOLDS: Mapping[str, tuple[str, Bound]] = {
     "threshold": ("--threshold", Bound(0, 1e12, "records/s", low_open=True)),
     "thresholdRelToRate": ("--threshold-rel-to-rate", Bound(
         0, 1, low_open=True, why="a lag growing as fast as the load means nothing is processed")),
-    "thresholdRelToLoad": ("--threshold-rel-to-load", Bound(
-        0, 1, low_open=True, why="a lag growing as fast as the load means nothing is processed")),
+    "thresholdRelToLoad": ("--threshold-rel-to-load", Bound(0, 1e12, low_open=True)),
     "thresholdRelToResources": ("--threshold", Bound(0, 1e12, low_open=True)),
+}
+#: the command line's threshold options (click's names) and the SLO property each sets
+CLI_THRESHOLD_OPTIONS: Mapping[str, str] = {
+    "threshold": "threshold",
+    "threshold_rel_to_rate": "thresholdRelToRate",
+    "threshold_rel_to_load": "thresholdRelToLoad",
 }
 #: fields of the embedded kinds that platforms read
 OBJECT_FIELDS: Mapping[str, Mapping[str, Bound]] = {
@@ -161,7 +166,8 @@ def check_thresholds(registry: Any, slo_type: str, properties: Mapping[str, Any]
     if stype is None or not stype.takes_cli_threshold(properties):
         return
     for key, (option, bound) in THRESHOLDS.items():
-        if key in properties:
+        # the reference reads an empty string as "not given"
+        if properties.get(key) is not None and not (isinstance(properties[key], str) and not properties[key].strip()):
             problem = bound.problem(properties[key])
             if problem is not None:
                 raise BoundError(f"{where}.{key} {_show(properties[key])}: {problem} (as {option} would refuse)")

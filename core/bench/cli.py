@@ -148,9 +148,12 @@ def cli() -> None:
 @click.option("--metric", type=click.Choice(["demand", "capacity"]), help="What to find (default demand).")
 @click.option("--threshold", type=float, metavar="X",
               help="Threshold of the trend SLOs (those whose type takes_cli_threshold) in records/s (absolute).")
-@click.option("--threshold-rel-to-load", type=float, metavar="X",
+@click.option("--threshold-rel-to-rate", type=float, metavar="X",
               help="Threshold of the trend SLOs (those whose type takes_cli_threshold) as a fraction of the "
-                   "load's records/s (e.g. 0.01).")
+                   "load's generated records/s (e.g. 0.01; the built-in use cases' default).")
+@click.option("--threshold-rel-to-load", type=float, metavar="X",
+              help="Threshold of the trend SLOs (those whose type takes_cli_threshold): X times the load value "
+                   "(sensors, window size, ...), as the reference's thresholdRelToLoad.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Plugin parameter (repeatable), e.g. capacity=500, windowSizeMs=60000; "
                    "OBJECT.FIELD=V sets a deployment field, e.g. generator.periodMs=500.")

@@ -160,15 +160,15 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
         strategy["restrictions"] = ["LowerBound"] if opts["lower_bound"] else []
     if strategy:
         ex["strategy"] = strategy
-    threshold, rel = opts.get("threshold"), opts.get("threshold_rel_to_load")
-    if threshold is not None and rel is not None:
-        raise ConfigError("--threshold and --threshold-rel-to-load exclude each other")
-    if threshold is not None or rel is not None:
+    given = {key: opts[option] for option, key in bounds.CLI_THRESHOLD_OPTIONS.items() if opts.get(option) is not None}
+    if len(given) > 1:
+        raise ConfigError("--threshold, --threshold-rel-to-rate and --threshold-rel-to-load exclude each other")
+    if given:
         overrides = [o for o in doc.get("slos", []) if isinstance(o, dict)]
         for slo in bench.slos:
             if not _takes_cli_threshold(registry, slo.sloType, slo.properties):
                 continue
-            props = {"threshold": threshold} if threshold is not None else {"thresholdRelToLoad": rel}
+            props = dict(given)
             overrides = [o for o in overrides if o.get("name") != slo.name]
             overrides.append({"name": slo.name, "properties": props, "replaceThreshold": True})
         doc["slos"] = overrides

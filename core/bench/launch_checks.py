@@ -59,8 +59,9 @@ def check_options(opts: Mapping[str, Any]) -> None:
     """Signs and ranges of the numeric options and the syntax of addresses, named as the
     user typed them; the bounds are :mod:`bench.bounds`, the same as for files."""
     _positive("threshold", opts.get("threshold"), unit=" of records/s")
-    _positive("threshold-rel-to-load", opts.get("threshold_rel_to_load"), unit=" (a fraction of the load)")
-    for key, option in (("threshold", "threshold"), ("thresholdRelToLoad", "threshold_rel_to_load")):
+    _positive("threshold-rel-to-rate", opts.get("threshold_rel_to_rate"), unit=" (a fraction of the records/s)")
+    _positive("threshold-rel-to-load", opts.get("threshold_rel_to_load"), unit=" (a factor of the load value)")
+    for option, key in bounds.CLI_THRESHOLD_OPTIONS.items():
         if opts.get(option) is not None:
             bounds.check_value(bounds.THRESHOLDS[key][1], opts[option], bounds.THRESHOLDS[key][0])
     _positive("trigger", opts.get("trigger_seconds"), zero=True, unit=" of seconds")

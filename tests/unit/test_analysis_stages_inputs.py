@@ -35,8 +35,10 @@ def run_dir(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("args", "message"), [
     (["--threshold", "nan"], "--threshold nan: must be a finite number"),
     (["--threshold", "-5"], "--threshold -5: must be more than 0"),
-    (["--threshold-rel-to-load", "3"], "--threshold-rel-to-load 3: must be at most 1"),
+    (["--threshold-rel-to-rate", "3"], "--threshold-rel-to-rate 3: must be at most 1"),
+    (["--threshold-rel-to-load", "-3"], "--threshold-rel-to-load -3: must be more than 0"),
     (["--threshold", "5", "--threshold-rel-to-load", "0.1"], "exclude each other"),
+    (["--threshold-rel-to-rate", "0.1", "--threshold-rel-to-load", "0.1"], "exclude each other"),
     (["--warmup", "nan"], "--warmup nan: must be a finite number"),
     (["--warmup", "1e9"], "--warmup 1e+09: must be at most 86400 s"),
     (["--confidence", "nan"], "--confidence nan: must lie between 0 and 1"),

@@ -114,12 +114,27 @@ def test_slopes_match_the_reference_regression(tmp_path: Path) -> None:
             assert ours == pytest.approx(np.polyfit(t_kept, v[keep], 1)[0], rel=1e-9)
 
 
-def test_threshold_rel_to_load_uses_the_generated_rate(tmp_path: Path) -> None:
+def test_threshold_rel_to_rate_uses_the_generated_rate(tmp_path: Path) -> None:
     make_run(tmp_path, 0, [2000], [1, 2, 3], reps=3)
     run = open_run(tmp_path)
     # slope at 1 instance 700 ... 1300/s: 0.3 x 2000 = 600 fails it, 0.8 x 2000 = 1600 passes it
-    assert analyze(run, run_settings(run, rel_to_load=0.3, warmup=60)).table == {2000.0: 2.0}
-    assert analyze(run, run_settings(run, rel_to_load=0.8, warmup=60)).table == {2000.0: 1.0}
+    assert analyze(run, run_settings(run, rel_to_rate=0.3, warmup=60)).table == {2000.0: 2.0}
+    assert analyze(run, run_settings(run, rel_to_rate=0.8, warmup=60)).table == {2000.0: 1.0}
+
+
+@pytest.mark.parametrize(("option", "value", "demand"), [
+    ("--threshold-rel-to-rate", "0.3", "2"),   # 0.3 x 2000 records/s
+    ("--threshold-rel-to-load", "0.8", "1"),   # 0.8 x the load value 2000
+])
+def test_cli_threshold_options_set_their_own_form(tmp_path: Path, option: str, value: str, demand: str) -> None:
+    make_run(tmp_path, 0, [2000], [1, 2, 3], reps=3)
+    out = CliRunner().invoke(cli_group(), ["analyze", str(tmp_path), option, value, "--warmup", "60"])
+    assert out.exit_code == 0, out.output
+    rows = list(csv.reader(open(tmp_path / "exp0-analysis-demand.csv")))
+    assert rows[1] == ["2000", demand]
+    settings = json.loads((tmp_path / "exp0-analysis.json").read_text())["settings"]
+    key = "thresholdRelToRate" if option.endswith("rate") else "thresholdRelToLoad"
+    assert settings[key] == float(value)
 
 
 def test_capacity_table(tmp_path: Path) -> None:

@@ -80,6 +80,7 @@ def test_run_help_teaches() -> None:
     result = CliRunner().invoke(cli, ["run", "--help"])
     assert result.exit_code == 0
     for option in ("--loads", "--resources", "--search", "--lower-bound", "--metric", "--threshold-rel-to-load",
+                   "--threshold-rel-to-rate",
                    "--set", "--results", "--resume", "--bootstrap-servers", "--spark-master", "Examples:"):
         assert option in result.output
 

@@ -67,8 +67,10 @@ not_a_number = st.text(alphabet="abcxyz_,;!", min_size=1, max_size=6)
 #: UC4's leaves 120 s after its warm-up, so a sample interval up to 60 s is valid there)
 BAD_OPTIONS: dict[str, st.SearchStrategy[str]] = {
     "--threshold": st.one_of(not_positive, not_a_number),
-    "--threshold-rel-to-load": st.one_of(not_positive, not_a_number,
+    "--threshold-rel-to-rate": st.one_of(not_positive, not_a_number,
                                          st.floats(min_value=1.001, max_value=1e9).map(repr)),
+    "--threshold-rel-to-load": st.one_of(not_positive, not_a_number,
+                                         st.floats(min_value=1.001e12, max_value=1e300).map(repr)),
     "--trigger": st.one_of(st.floats(max_value=-1e-9, allow_nan=False).map(repr), st.sampled_from(["nan", "inf"]),
                            not_a_number),
     "--sample-interval": st.one_of(not_positive, not_a_number, st.floats(min_value=60.001, max_value=1e12).map(repr)),

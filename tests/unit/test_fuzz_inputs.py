@@ -109,10 +109,12 @@ ODD_VALUES = st.sampled_from([
 ])
 COMMAND_OPTIONS: dict[str, list[str]] = {
     "run": ["--loads", "--resources", "--duration", "--warmup", "--repetitions", "--threshold",
-            "--threshold-rel-to-load", "--sample-interval", "--trigger", "--set", "--bootstrap-servers",
+            "--threshold-rel-to-rate", "--threshold-rel-to-load", "--sample-interval", "--trigger", "--set",
+            "--bootstrap-servers",
             "--spark-master", "--namespace", "--metrics-port", "--conf", "--kafka-config", "--platform"],
     "stages": ["--sensors", "--duration", "--warmup", "--drain", "--instances", "--set", "--bootstrap-servers"],
-    "analyze": ["--exp", "--threshold", "--threshold-rel-to-load", "--warmup", "--metric", "--confidence"],
+    "analyze": ["--exp", "--threshold", "--threshold-rel-to-rate", "--threshold-rel-to-load", "--warmup", "--metric",
+                "--confidence"],
     "report": ["--confidence"],
 }
 

@@ -21,16 +21,20 @@ from bench.hookspecs import hookimpl
 @click.argument("results", type=click.Path(exists=True, file_okay=False))
 @click.option("--exp", "exp_id", type=int, metavar="N", help="Experiment id in RESULTS (default: the newest).")
 @click.option("--threshold", type=float, metavar="X", help="Threshold of the trend SLOs in records/s (absolute).")
-@click.option("--threshold-rel-to-load", type=float, metavar="X",
+@click.option("--threshold-rel-to-rate", type=float, metavar="X",
               help="Threshold of the trend SLOs as a fraction of the generated records/s (e.g. 0.01).")
+@click.option("--threshold-rel-to-load", type=float, metavar="X",
+              help="Threshold of the trend SLOs: X times the load value (sensors, window size, ...), as the "
+                   "reference's thresholdRelToLoad.")
 @click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
 @click.option("--metric", type=click.Choice(["demand", "capacity"]), help="Table to build (default: the run's).")
 @click.option("--confidence", type=float, default=0.95, show_default=True, metavar="P",
               help="Two-sided confidence of the slope intervals.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
               help="Table CSV (default RESULTS/exp<id>-analysis-<metric>.csv; a JSON goes next to it).")
-def analyze(results: str, exp_id: int | None, threshold: float | None, threshold_rel_to_load: float | None,
-            warmup: float | None, metric: str | None, confidence: float, output: str | None) -> None:
+def analyze(results: str, exp_id: int | None, threshold: float | None, threshold_rel_to_rate: float | None,
+            threshold_rel_to_load: float | None, warmup: float | None, metric: str | None, confidence: float,
+            output: str | None) -> None:
     """Re-evaluate a run's stored lag series with other SLO settings; runs nothing.
 
     Settings not given are the run's own (its configuration files), else the
@@ -43,12 +47,12 @@ def analyze(results: str, exp_id: int | None, threshold: float | None, threshold
     from bench.analysis.analyze import format_analysis, run_settings, write
     from bench.analysis.runs import open_run
 
-    inputs.check_options(threshold, threshold_rel_to_load, warmup, confidence)
+    inputs.check_options(threshold, threshold_rel_to_load, warmup, confidence, threshold_rel_to_rate)
     inputs.check_source(results)
     run = open_run(results, exp_id)
     inputs.check_run(run)
     inputs.check_warmup(run, warmup)
-    settings = run_settings(run, threshold, threshold_rel_to_load, warmup, confidence)
+    settings = run_settings(run, threshold, threshold_rel_to_load, warmup, confidence, threshold_rel_to_rate)
     result = run_analysis(run, settings, metric)
     csv_path, json_path = write(result, Path(output) if output else None)
     click.echo(format_analysis(result))

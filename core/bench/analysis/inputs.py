@@ -26,11 +26,14 @@ HEADER = ["labels", "timestamp", "value"]
 
 
 def check_options(threshold: float | None, threshold_rel_to_load: float | None, warmup: float | None,
-                  confidence: float | None) -> None:
+                  confidence: float | None, threshold_rel_to_rate: float | None = None) -> None:
     """The options of ``bench analyze`` (and ``--confidence`` of ``bench report``)."""
-    if threshold is not None and threshold_rel_to_load is not None:
-        raise ConfigError("--threshold and --threshold-rel-to-load: give only one of them (they exclude each other)")
-    for key, value in (("threshold", threshold), ("thresholdRelToLoad", threshold_rel_to_load)):
+    given = {"threshold": threshold, "thresholdRelToRate": threshold_rel_to_rate,
+             "thresholdRelToLoad": threshold_rel_to_load}
+    if sum(v is not None for v in given.values()) > 1:
+        raise ConfigError("--threshold, --threshold-rel-to-rate and --threshold-rel-to-load: give only one of them "
+                          "(they exclude each other)")
+    for key, value in given.items():
         if value is not None:
             option, bound = bounds.THRESHOLDS[key]
             bounds.check_value(bound, value, option)

@@ -1,0 +1,44 @@
+"""The command line's threshold options set one SLO property each, with its meaning.
+
+Why: ``--threshold-rel-to-load`` meant a fraction of the records/s while the property
+``thresholdRelToLoad`` means a factor of the load value (the reference's meaning);
+``--threshold-rel-to-rate`` is the records/s form. Each replaces every threshold form
+the benchmark's trend SLO had, so the SLO is never left with two.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from bench.errors import UserError
+from bench.launch import resolve_run
+from bench.model import effective_slos
+from bench.plugins import load_plugins
+
+
+def trend_properties(**opts: Any) -> dict[str, Any]:
+    prepared = resolve_run(load_plugins(), {"plugin": "uc4", "loads": "2,3", "resources": "1", **opts})
+    (slo,) = effective_slos(prepared.benchmark, prepared.execution)
+    return dict(slo.properties)
+
+
+@pytest.mark.parametrize(("opts", "expected"), [
+    ({}, {"thresholdRelToRate": 0.01}),  # the use case's default
+    ({"threshold_rel_to_rate": 0.05}, {"thresholdRelToRate": 0.05}),
+    ({"threshold_rel_to_load": 50.0}, {"thresholdRelToLoad": 50.0}),  # 50 x nesting levels: no cap at 1
+    ({"threshold": 300.0}, {"threshold": 300.0}),
+])
+def test_each_option_sets_its_own_property(opts: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert trend_properties(**opts) == expected
+
+
+@pytest.mark.parametrize(("opts", "message"), [
+    ({"threshold_rel_to_rate": 2.0}, "--threshold-rel-to-rate 2: must be at most 1"),
+    ({"threshold_rel_to_rate": 0.0}, "--threshold-rel-to-rate 0: must be a positive"),
+    ({"threshold_rel_to_load": -1.0}, "--threshold-rel-to-load -1: must be a positive"),
+    ({"threshold_rel_to_rate": 0.1, "threshold_rel_to_load": 0.1}, "exclude each other"),
+])
+def test_bad_threshold_options_are_refused(opts: dict[str, Any], message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        trend_properties(**opts)
