@@ -9,9 +9,10 @@ cannot drift apart:
   type's ``direction``: for a decreasing one (MessagePeriod, a window advance) the
   heaviest load is the smallest value.
 
-A key with no passing experiment keeps its row with no value (an empty CSV cell, None
-in JSON): the reference's notebooks read it as a missing value, and a reader sees that
-the load was tried, which a dropped row would hide.
+A key with no passing experiment keeps its row with no value: ``null`` in the CSV's
+second column, as the reference writes it for such a key (its table writer prints the
+missing optimum as ``null``), and None in JSON. A reader sees that the load was tried,
+which a dropped row would hide; an empty cell, as other tools write, reads as the same.
 
 Each entry is measured unless noted (:data:`INFERRED`, :data:`UNDECIDED`):
 
@@ -51,8 +52,10 @@ UNDECIDED = "undecided"
 #: CSV header per metric, as the reference's notebooks expect it
 HEADERS = {"demand": ["load", "resources"], "capacity": ["resource", "loads"]}
 NOTE_COLUMN = "note"
+#: the second-column cell of a key with no passing value, as the reference writes it
+NO_VALUE = "null"
 #: cells that mean "no passing value" in tables written by hand or by other tools
-_EMPTY = ("", "None", "null", "nan", "NaN")
+_EMPTY = ("", "None", NO_VALUE, "nan", "NaN")
 
 
 @dataclass
@@ -179,7 +182,7 @@ def csv_text(metric: str, table: Table, notes: Notes | None = None) -> str:
     writer.writerow([*header, NOTE_COLUMN] if noted else header)
     for key in sorted(table):
         value = table[key]
-        row = [fmt_value(key), "" if value is None else fmt_value(value)]
+        row = [fmt_value(key), NO_VALUE if value is None else fmt_value(value)]
         writer.writerow([*row, (notes or {}).get(key, "")] if noted else row)
     return buf.getvalue()
 

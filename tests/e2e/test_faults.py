@@ -159,7 +159,7 @@ def test_stopped_generator_without_retries_is_an_error_and_the_run_goes_on(tmp_p
     assert experiment["outcome"] == "error" and experiment["passed"] is False
     assert "generator generator-0 stalled" in experiment["cause"], experiment
     # no verdict: undecided, not "none passed"
-    assert (bench.results / "exp0_demand.csv").read_text() == "load,resources,note\n500,,undecided\n"
+    assert (bench.results / "exp0_demand.csv").read_text() == "load,resources,note\n500,null,undecided\n"
 
 
 def test_killed_broker_is_replaced_and_the_repetition_retried(tmp_path: Path) -> None:

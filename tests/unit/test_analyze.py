@@ -167,7 +167,7 @@ def test_cli_prints_and_writes_the_table_with_empty_rows(tmp_path: Path) -> None
     assert "none passed" in out.output
     assert "interval" in out.output
     rows = list(csv.reader(open(tmp_path / "exp0-analysis-demand.csv")))
-    assert rows == [["load", "resources"], ["1000", "1"], ["5000", ""]]
+    assert rows == [["load", "resources"], ["1000", "1"], ["5000", "null"]]
     doc = json.loads((tmp_path / "exp0-analysis.json").read_text())
     assert doc["settings"]["threshold"] == 500
     first = doc["experiments"][0]

@@ -20,10 +20,10 @@ def test_a_load_with_no_passing_resource_keeps_an_empty_row(tmp_path: Path) -> N
     store = ResultStore(tmp_path, 0)
     write_run_table(store, "demand", {1000.0: 1.0, 2000.0: None, 3000.0: 3.0})
     rows = list(csv.reader(open(tmp_path / "exp0_demand.csv")))
-    assert rows == [["load", "resources"], ["1000", "1"], ["2000", ""], ["3000", "3"]]
+    assert rows == [["load", "resources"], ["1000", "1"], ["2000", "null"], ["3000", "3"]]
     write_run_table(store, "capacity", {1.0: None, 2.0: 2000.0})
     rows = list(csv.reader(open(tmp_path / "exp0_capacity.csv")))
-    assert rows == [["resource", "loads"], ["1", ""], ["2", "2000"]]
+    assert rows == [["resource", "loads"], ["1", "null"], ["2", "2000"]]
 
 
 VERDICTS = [(1000.0, 1.0, False), (1000.0, 2.0, True), (1000.0, 3.0, True), (2000.0, 1.0, False),

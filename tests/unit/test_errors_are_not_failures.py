@@ -65,7 +65,7 @@ async def test_an_error_is_undecided_in_the_table_analysis_and_report(tmp_path: 
     assert outcome.table == {1000.0: 2.0, 2000.0: None}
     assert outcome.notes == {1000.0: tables.UNDECIDED, 2000.0: tables.UNDECIDED}
     text = (tmp_path / f"exp{outcome.exp_id}_demand.csv").read_text()
-    assert text == "load,resources,note\n1000,2,undecided\n2000,,undecided\n"
+    assert text == "load,resources,note\n1000,2,undecided\n2000,null,undecided\n"
     run = open_run(tmp_path)
     result = analyze(run, run_settings(run))
     # the first repetitions of the late errors left flat (passing) lag series: still no verdict

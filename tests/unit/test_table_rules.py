@@ -66,6 +66,19 @@ def test_the_note_column_is_added_and_read_back(tmp_path: Path) -> None:
     assert path.read_text() == "resource,loads\n1,2000\n"  # no note: the reference's two columns only
 
 
+def test_a_key_with_no_passing_value_is_written_as_the_reference_writes_it(tmp_path: Path) -> None:
+    """The reference prints the missing optimum as ``null``; bench's note column stays third."""
+    path = tmp_path / "t.csv"
+    tables.write_csv(path, "demand", {1000.0: 2.0, 2000.0: None, 3000.0: None}, {3000.0: tables.INFERRED})
+    assert path.read_text() == "load,resources,note\n1000,2,\n2000,null,\n3000,null,inferred\n"
+    assert tables.read_csv_noted(path) == ("demand", {1000.0: 2.0, 2000.0: None, 3000.0: None},
+                                           {3000.0: tables.INFERRED})
+    tables.write_csv(path, "capacity", {1.0: None, 2.0: 1000.0})
+    assert path.read_text() == "resource,loads\n1,null\n2,1000\n"
+    path.write_text("load,resources\n1000,\n")  # an empty cell, as other tools write it
+    assert tables.read_csv(path) == ("demand", {1000.0: None})
+
+
 async def _capacity_run(tmp_path: Path, load_type: str, loads: list[float], capacity: float) -> Any:
     registry = load_plugins()
     registry.use_cases["fake"] = FAKE_USE_CASE
