@@ -640,16 +640,23 @@ class Registrar:
 
 
 def resource_types(sut: str = "sut") -> list[dict[str, Any]]:
-    """The three resource types every use case offers, all patching the SUT object ``sut``.
+    """The resource types every use case offers, all patching the SUT object ``sut``.
 
     ``Instances`` scales out (more executors or workers); ``CoresPerInstance`` and
     ``MemoryPerInstance`` (MiB) scale one instance up, for the vertical scaling the
-    2023 study measured too. What each means per platform: :mod:`bench.patchers.executor`.
+    2023 study measured too. ``ThreadsAndPodResources`` is the reference's vertical type
+    under its name: R processing threads (Spark task slots), R cores and R x 4 GiB per
+    instance; the CPU limit follows the slots where ``cpuPerInstance`` sets one per slot.
+    What each means per platform: :mod:`bench.patchers.executor`.
     """
     return [
         {"typeName": "Instances", "patchers": [{"type": "ReplicaPatcher", "resource": sut}]},
         {"typeName": "CoresPerInstance", "patchers": [{"type": "ExecutorCoresPatcher", "resource": sut}]},
         {"typeName": "MemoryPerInstance", "patchers": [{"type": "ExecutorMemoryPatcher", "resource": sut}]},
+        {"typeName": "ThreadsAndPodResources", "patchers": [
+            {"type": "ExecutorCoresPatcher", "resource": sut},
+            {"type": "ExecutorMemoryPatcher", "resource": sut, "properties": {"factor": 4096}},
+        ]},
     ]
 
 

@@ -77,6 +77,7 @@ RESOURCE_VALUE: Mapping[str, Bound] = {
     "Instances": Bound(1, 1000, whole=True, why="a thousand Spark instances"),
     "CoresPerInstance": Bound(1, 256, whole=True, why="cores of the largest machines"),
     "MemoryPerInstance": Bound(64, 1024 * 1024, "MiB", why="1 TiB"),
+    "ThreadsAndPodResources": Bound(1, 256, whole=True, why="cores of the largest machines"),
 }
 ANY_VALUE = Bound(0, 1e12, low_open=True)
 #: topics of a benchmark

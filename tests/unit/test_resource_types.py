@@ -1,5 +1,6 @@
-"""Resource types Instances, CoresPerInstance and MemoryPerInstance: patchers, what the
-embedded platform hands the Spark driver, and what the Kubernetes platform renders."""
+"""Resource types Instances, CoresPerInstance, MemoryPerInstance and the reference's
+ThreadsAndPodResources: patchers, what the embedded platform hands the Spark driver, and
+what the Kubernetes platform renders."""
 
 from __future__ import annotations
 
@@ -77,16 +78,16 @@ def test_bad_values_are_one_line_errors(name: str, value: Any, message: str) -> 
         P[name]([sut()], value, {})
 
 
-def test_every_standard_benchmark_offers_the_three_resource_types() -> None:
+def test_every_standard_benchmark_offers_the_resource_types() -> None:
     from bench.plugins import load_plugins
 
     registry = load_plugins()
     names = [t["typeName"] for t in resource_types()]
-    assert names == ["Instances", "CoresPerInstance", "MemoryPerInstance"]
+    assert names == ["Instances", "CoresPerInstance", "MemoryPerInstance", "ThreadsAndPodResources"]
     for use_case in registry.use_cases.values():
         doc = use_case.default_benchmark()
         offered = [t["typeName"] for t in doc["resourceTypes"]]
-        assert offered[:3] == names, use_case.name
+        assert offered[:4] == names, use_case.name
         for rtype in doc["resourceTypes"]:
             for patcher in rtype["patchers"]:
                 assert patcher["type"] in registry.patchers
@@ -112,6 +113,38 @@ def test_engine_applies_cores_per_instance_to_the_sut_only() -> None:
     assert by_kind["BenchSut"]["spec"]["coresPerInstance"] == 2
     assert by_kind["BenchSut"]["spec"]["replicas"] == 1, "instances stay as the benchmark says"
     assert "coresPerInstance" not in by_kind["BenchGenerator"]["spec"]
+
+
+def test_threads_and_pod_resources_scales_one_instance_as_the_reference_does() -> None:
+    """The reference's type sets R stream threads, an R-core CPU limit and R x 4 GiB per
+    pod; bench's instance gets R task slots (a CPU limit per slot follows them) and
+    R x 4096 MiB, the number of instances staying as the benchmark says."""
+    from bench.engine import build_objects
+    from bench.model import Benchmark, Execution
+    from bench.plugins import load_plugins
+
+    registry = load_plugins()
+    bench = Benchmark.model_validate(registry.use_cases["uc1"].default_benchmark())
+    execution = Execution.model_validate(
+        {
+            "benchmark": "uc1",
+            "load": {"loadType": "NumSensors", "loadValues": [100]},
+            "resources": {"resourceType": "ThreadsAndPodResources", "resourceValues": [1, 3]},
+            "slos": [],
+        }
+    )
+    objects = build_objects(registry, bench, execution, {}, 100.0, 3.0)
+    spec = {o["kind"]: o for o in objects}["BenchSut"]["spec"]
+    assert (spec["coresPerInstance"], spec["memoryPerInstanceMb"], spec["replicas"]) == (3, 3 * 4096, 1)
+
+
+def test_threads_and_pod_resources_values_are_whole_threads() -> None:
+    from bench.bounds import RESOURCE_VALUE
+
+    bound = RESOURCE_VALUE["ThreadsAndPodResources"]
+    assert bound.problem(2) is None
+    assert bound.problem(1.5) == "must be a whole number"
+    assert bound.problem(0) is not None
 
 
 # --------------------------------------------------------------------------- embedded
