@@ -42,3 +42,13 @@ def test_each_option_sets_its_own_property(opts: dict[str, Any], expected: dict[
 def test_bad_threshold_options_are_refused(opts: dict[str, Any], message: str) -> None:
     with pytest.raises(UserError, match=message):
         trend_properties(**opts)
+
+
+def test_an_empty_threshold_string_is_not_given_to_the_bounds() -> None:
+    """The reference reads ``threshold: ""`` as not given and takes the next form."""
+    from bench.bounds import BoundError, check_thresholds
+
+    registry = load_plugins()
+    check_thresholds(registry, "lag trend", {"threshold": "", "thresholdRelToLoad": 20}, "slo")
+    with pytest.raises(BoundError, match="thresholdRelToLoad -1: must be more than 0"):
+        check_thresholds(registry, "lag trend", {"threshold": " ", "thresholdRelToLoad": -1}, "slo")
