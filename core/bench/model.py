@@ -253,11 +253,19 @@ def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
     overrides = {o.name: o.properties for o in execution.slos if o.sloType is None and o.name in names}
     own_names = {o.name for o in own}
     slos = [s for s in bench.slos if (not execution.slos or s.name in overrides) and s.name not in own_names]
-    return [
-        *(SloDef(name=s.name, sloType=s.sloType, properties={**s.properties, **overrides.get(s.name, {})})
-          for s in slos),
-        *own,
-    ]
+    return [*(SloDef(name=s.name, sloType=s.sloType, properties=_override(s.properties, overrides.get(s.name, {})))
+              for s in slos), *own]
+
+
+def _override(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """An override that states a threshold replaces the benchmark's threshold, whatever
+    form either used: a file saying ``thresholdRelToLoad`` over a default given as
+    ``thresholdRelToRate`` means that threshold, not two at once."""
+    from bench.slo_math import THRESHOLD_FORMS
+
+    if any(k in override for k in THRESHOLD_FORMS):
+        base = {k: v for k, v in base.items() if k not in THRESHOLD_FORMS}
+    return {**base, **override}
 
 
 def load_intensity_order(bench: Benchmark, execution: Execution) -> list[float]:

@@ -250,6 +250,9 @@ def reference_aggregate(values: Sequence[float] | np.ndarray, how: str,
 
 #: the reference's threshold forms, in the order it takes the first one given
 REFERENCE_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResources", "thresholdFromExpression")
+#: every way an SLO can state its threshold: one replaces another (an Execution's override,
+#: the command line), they are never combined
+THRESHOLD_FORMS = (*REFERENCE_THRESHOLDS, "thresholdRelToRate")
 
 
 def _given(properties: Mapping[str, Any], key: str) -> bool:

@@ -41,3 +41,22 @@ def test_the_default_trend_threshold_is_one_percent_of_the_generated_rate(use_ca
     verdict = slo_type.check([Series(timestamps=[0.0, 1.0, 2.0], values=[0.0, 1.0, 2.0])], ctx)
     assert verdict.details.get("threshold") == pytest.approx(0.01 * LOAD_RATE), verdict.details
     assert "thresholdRelToLoad" not in slo["properties"]
+
+
+def test_an_execution_override_in_another_threshold_form_replaces_the_default() -> None:
+    from bench.model import effective_slos, parse_benchmark, parse_execution
+
+    bench = parse_benchmark({
+        "name": "b", "useCase": "uc1",
+        "loadTypes": [{"typeName": "NumSensors", "patchers": []}],
+        "resourceTypes": [{"typeName": "Instances", "patchers": []}],
+        "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToRate": 0.01,
+                                                                              "warmup": 5}}],
+    })
+    execution = parse_execution({
+        "benchmark": "b", "load": {"loadType": "NumSensors", "loadValues": [1]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1]},
+        "slos": [{"name": "lag-trend", "properties": {"thresholdRelToLoad": 0.02}}],
+    })
+    (slo,) = effective_slos(bench, execution)
+    assert slo.properties == {"thresholdRelToLoad": 0.02, "warmup": 5}
