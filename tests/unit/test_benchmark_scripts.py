@@ -108,3 +108,15 @@ def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_of
     monkeypatch.setenv(instrumentation.ENV, "1")
     bare = children.bare_sample([], [], "e1")
     assert bare is not None and "lag" not in bare.values and not any(k.startswith("latency") for k in bare.values)
+
+
+def test_the_prediction_line_counts_time_saved_and_right_predictions() -> None:
+    from bench.prediction import Prediction, Probe
+
+    ttv = script("time_to_verdict")
+    result = ttv.UseCaseResult("calibrated")
+    probe = Probe(2500.0, 1.0, 2500.0, 1500.0, 1000.0, True, 30.0)
+    prediction = Prediction("demand", probe, {1500.0: 2.0, 2500.0: 2.0}, {1500.0: 2.0, 2500.0: 3.0})
+    result.runs["default"].append(ttv.Run("default", 200.0, {1500.0: 2.0, 2500.0: 3.0}, [], "", ""))
+    result.runs["predict"].append(ttv.Run("predict", 150.0, {1500.0: 2.0, 2500.0: 3.0}, [], "", "", prediction))
+    assert ttv.predict_line("calibrated", result) == "| calibrated | 200.0 s | 150.0 s | 25.0% | 1 of 2 | 1 of 1 |"
