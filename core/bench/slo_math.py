@@ -94,13 +94,18 @@ def prepare_all(series: Sequence[Series], warmup: float) -> list[tuple[np.ndarra
 def check_aggregation(name: str, value: Any, allow_trend: bool = True) -> str:
     """Validates an aggregation name; ``trend`` needs a time axis, so only per repetition."""
     allowed = AGGREGATIONS if allow_trend else tuple(a for a in AGGREGATIONS if a != "trend")
+    return _aggregation_in(name, value, allowed, "p95")
+
+
+def _aggregation_in(name: str, value: Any, allowed: Sequence[str], example: str) -> str:
+    """``value`` if it is one of ``allowed`` or a percentile pNN (0 <= NN <= 100)."""
     if isinstance(value, str):
         if value in allowed and value != "pNN":
             return value
         match = _PERCENTILE.match(value)
         if match and 0.0 <= float(match.group(1)) <= 100.0:
             return value
-    raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)} (pNN: p0 ... p100, e.g. p95)")
+    raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)} (pNN: p0 ... p100, e.g. {example})")
 
 
 def aggregate(values: np.ndarray, how: str, timestamps: np.ndarray | None = None) -> float:
@@ -207,13 +212,7 @@ def check_reference_aggregation(name: str, value: Any, within: bool) -> str:
     """An aggregation name of the reference's generic SLO; ``first``, ``last`` and
     ``trend`` read a time axis, which only the samples of one repetition have."""
     allowed = REFERENCE_AGGREGATIONS if within else tuple(a for a in REFERENCE_AGGREGATIONS if a not in _ORDERED)
-    if isinstance(value, str):
-        if value in allowed and value != "pNN":
-            return value
-        match = _PERCENTILE.match(value)
-        if match and 0.0 <= float(match.group(1)) <= 100.0:
-            return value
-    raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)} (pNN: p0 ... p100, e.g. p99.9)")
+    return _aggregation_in(name, value, allowed, "p99.9")
 
 
 def reference_aggregate(values: Sequence[float] | np.ndarray, how: str,
