@@ -39,6 +39,8 @@ from bench.launch_checks import (
     from_file,
     parse_spark_conf,
     probe_kafka,
+    unknown_use_case,
+    use_case_named_by_files,
 )
 from bench.model import (
     Benchmark,
@@ -102,10 +104,9 @@ def find_use_case(registry: Registry, name: str) -> UseCase:
             return registry.use_cases[info.provides["use_cases"][0]]
         if info.name == name and info.error:
             raise ConfigError(f"--plugin {name}: the plugin is installed but broken: {info.error}")
-    known = ", ".join(sorted(registry.use_cases)) or "(none installed)"
     if name in registry.excluded:
         raise ConfigError(f"--plugin {name}: installed, but BENCH_PLUGINS leaves it out; add it there")
-    raise ConfigError(f"--plugin: {name!r} is not a known use case; known: {known}{registry.excluded_note()}")
+    raise ConfigError(unknown_use_case(name, registry.use_cases, registry.excluded_note()))
 
 
 def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -193,10 +194,11 @@ def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
         return find_use_case(registry, "job")
     if opts.get("record_template"):
         raise ConfigError("--record-template needs --job PATH.py (the use cases' parsers read ActivePowerRecords)")
-    if not opts.get("plugin"):
+    plugin = opts.get("plugin") or use_case_named_by_files(opts)  # an Execution's benchmark names it too
+    if not plugin:
         raise ConfigError("bench run needs --plugin NAME (a use case: see `bench plugins`) or --job PATH.py "
                           "(your own PySpark script)")
-    return find_use_case(registry, opts["plugin"])
+    return find_use_case(registry, plugin)
 
 
 def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:

@@ -297,3 +297,30 @@ def from_file(flag: str, path: str | None, opts: Mapping[str, Any] | None = None
         if path is None or message.startswith("--") or str(path) in message:
             raise
         raise ConfigError(f"{flag} {path}: {message}") from None
+
+
+def use_case_named_by_files(opts: Mapping[str, Any]) -> str | None:
+    """The use case an Execution file's ``benchmark`` (or a Benchmark file's ``useCase``)
+    names, so ``bench run --execution e.yaml`` runs what the file says, as the reference's
+    operator does, without repeating it as ``--plugin``."""
+    for flag, key, field in (("--execution", "execution_file", "benchmark"), ("--benchmark", "benchmark_file",
+                                                                              "useCase")):
+        if opts.get(key):
+            with from_file(flag, opts[key]):
+                doc = files.load_yaml(opts[key], flag)
+            body = doc.get("spec", doc) if isinstance(doc, dict) and isinstance(doc.get("spec"), dict) else doc
+            if isinstance(body, dict) and isinstance(body.get(field), str) and body[field]:
+                return str(body[field])
+    return None
+
+
+def unknown_use_case(name: str, known: Iterable[str], note: str = "") -> str:
+    """The message for a use case nobody registered; for a reference benchmark name such as
+    ``uc1-kstreams`` or ``uc3-flink`` it names the bench use case it corresponds to, since
+    bench runs the Spark Structured Streaming implementation of each."""
+    names = sorted(known)
+    message = f"--plugin: {name!r} is not a known use case; known: {', '.join(names) or '(none installed)'}"
+    base = name.split("-", 1)[0]
+    if "-" in name and base in names:
+        message += f"; {name!r} names another implementation of {base}, and bench runs its Spark one: name {base}"
+    return message + note
