@@ -41,3 +41,13 @@ def whole_number(raw: Any, key: str, *, allow_zero: bool = False, unit: str = ""
         kind = "a non-negative" if allow_zero else "a positive"
         raise ValueError(f"parameter {key}={raw!r} must be {kind} whole number{of_unit}")
     return int(value)
+
+
+def readable(value: float | None, digits: int = 4) -> str:
+    """A measured number as people write it: 10,000 and 12,346, not 1e+04; 0.0123, 1.5.
+    One rule for the progress lines, the printed tables and the report."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"

@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from bench.analysis.runs import RunFiles
+from bench.numbers import readable
 from bench.results import read_series
 
 
@@ -24,12 +25,8 @@ def table(head: list[str], rows: list[list[str]], classes: list[str] | None = No
 
 
 def num(value: float | None, digits: int = 4) -> str:
-    """A measured number as people write it: 10,000 and 12,346, not 1e+04; 0.0123, 1.5."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.{digits}g}"
+    """A measured number as people write it (:func:`bench.numbers.readable`)."""
+    return readable(value, digits)
 
 
 def human(value: float) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from bench.api import ExperimentSpec, Series, SloContext, SloVerdict
 from bench.early_stop import decided, settled_verdict
 from bench.model import ExecutionParams, SloDef
+from bench.numbers import readable
 from bench.plugins import Registry
 
 
@@ -78,5 +79,5 @@ def summary(verdict: SloVerdict) -> str:
     parts = []
     for key in ("median", "aggregate", "ratio", "max_ratio", "threshold"):
         if key in d and isinstance(d[key], int | float):
-            parts.append(f"{key}={d[key]:.4g}")
+            parts.append(f"{key}={readable(d[key])}")
     return " ".join(parts) or ("pass" if verdict.passed else "fail")
