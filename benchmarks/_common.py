@@ -101,3 +101,11 @@ QUICK_GRIDS: dict[str, tuple[list[float], list[float]]] = {
     "uc3": ([8000.0], [1.0, 2.0]),
     "uc4": ([2000.0], [1.0, 2.0]),
 }
+
+
+def experiment_defaults(args: argparse.Namespace) -> None:
+    """The experiment shape the timing scripts share: laptop-scale full runs, or --quick."""
+    args.duration = args.duration or (60.0 if args.quick else 300.0)
+    args.warmup = args.warmup if args.warmup is not None else (15.0 if args.quick else 60.0)
+    args.interval = args.interval or (2.0 if args.quick else 5.0)
+    args.repetitions = args.repetitions or (1 if args.quick else 3)

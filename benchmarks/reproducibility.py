@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import GRIDS, QUICK_GRIDS, banner, commit, load_note
+from _common import GRIDS, QUICK_GRIDS, banner, commit, experiment_defaults, load_note
 
 
 @dataclass
@@ -97,10 +97,7 @@ def main() -> int:
     args = parser.parse_args()
     plugins = [p.strip() for p in args.plugin.split(",") if p.strip()]
     args.runs = args.runs or (2 if args.quick else 3)
-    args.duration = args.duration or (60.0 if args.quick else 300.0)
-    args.warmup = args.warmup if args.warmup is not None else (15.0 if args.quick else 60.0)
-    args.interval = args.interval or (2.0 if args.quick else 5.0)
-    args.repetitions = args.repetitions or (1 if args.quick else 3)
+    experiment_defaults(args)
 
     from bench.logs import configure_logging
     from bench.plugins import load_plugins

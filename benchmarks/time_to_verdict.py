@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import GRIDS, QUICK_GRIDS, USE_CASES, banner, commit, load_note, median, spread
+from _common import GRIDS, QUICK_GRIDS, USE_CASES, banner, commit, experiment_defaults, load_note, median, spread
 
 MODES = ("reference", "default", "predict")
 
@@ -169,10 +169,7 @@ def main() -> int:
     args = parser.parse_args()
     plugins = list(USE_CASES) if args.plugin == "all" else [p.strip() for p in args.plugin.split(",") if p.strip()]
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.duration = args.duration or (60.0 if args.quick else 300.0)
-    args.warmup = args.warmup if args.warmup is not None else (15.0 if args.quick else 60.0)
-    args.interval = args.interval or (2.0 if args.quick else 5.0)
-    args.repetitions = args.repetitions or (1 if args.quick else 3)
+    experiment_defaults(args)
 
     from bench.logs import configure_logging
     from bench.plugins import load_plugins
