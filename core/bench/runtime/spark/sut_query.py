@@ -286,6 +286,9 @@ class ProgressTotals:
             "timestamp": progress.timestamp,
             "batchId": progress.batchId,
             "numInputRows": progress.numInputRows,
+            # cumulative: a windowed query's no-data batches (watermark only) shorten the
+            # interval behind inputRowsPerSecond, so only rows over wall time give its throughput
+            "inputRows": self.input_rows,
             "inputRowsPerSecond": _finite(progress.inputRowsPerSecond),
             "processedRowsPerSecond": _finite(progress.processedRowsPerSecond),
             "batchDurationMs": (progress.durationMs or {}).get("triggerExecution"),
