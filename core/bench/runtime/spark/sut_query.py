@@ -175,11 +175,29 @@ def start_query(
     return writer.trigger(processingTime=f"{max(0.0, trigger_seconds)} seconds").start()
 
 
-#: A record every use case's parser rejects (no field parses): the warm-up batch runs the
-#: whole plan (JVM code generation, Python workers, Kafka clients, sink tasks) but
-#: stores nothing, so a sink that cannot be redirected (UC1's log or sqlite) stays clean.
+#: A record every use case's parser rejects (no field parses): the warm-up of a plan with
+#: its own sink (UC1's log or sqlite, which cannot be redirected to throw-away topics)
+#: runs the whole plan on it but stores nothing, so that sink stays clean.
 WARMUP_VALUE = b"{}"
 WARMUP_RECORDS_PER_PARTITION = 4
+#: A plan that writes to Kafka gets valid measurements, so that its aggregation and state
+#: store run too: with rejected records only, a windowed query's first real micro-batches
+#: at a quarter core took 13-19 s each (UC2 and UC3, 2026-11-27), compiling what the
+#: warm-up never ran, and the lag's saw-tooth of that period made every verdict unstable.
+WARMUP_ROUNDS = 4
+WARMUP_VALID_PER_PARTITION = 2_000
+WARMUP_SENSORS = 64
+
+
+def _warmup_records(rnd: int) -> list[tuple[bytes, bytes]]:
+    import json
+    import time
+
+    now = int(time.time() * 1000)
+    return [(f"warmup-{i % WARMUP_SENSORS}".encode(),
+             json.dumps({"identifier": f"warmup-{i % WARMUP_SENSORS}", "timestamp": now + rnd * 1000 + i % 1000,
+                         "valueInW": float(i % 100)}).encode())
+            for i in range(WARMUP_VALID_PER_PARTITION)]
 
 
 def warm_up(
@@ -193,15 +211,18 @@ def warm_up(
     connector: str,
     timeout_s: float = 90.0,
 ) -> float:
-    """Run the topology once, as a batch (availableNow), over throw-away topics.
+    """Run the topology over throw-away topics, as batches (availableNow), before the
+    experiment's query starts.
 
     Why: the first micro-batch of a fresh session takes many seconds (minutes on a
     loaded machine; docs/performance.md, "Spark start-up and the warm-up batch"), mostly
     JVM class loading and code generation plus starting Python workers. Without a
     warm-up the generator started while Spark was still compiling, and the first minute
-    of every experiment measured the JIT, not the SUT. A warm-up still running after
-    ``timeout_s`` is stopped (the platform's start timeout must still be met on a
-    loaded machine). Returns the seconds it took.
+    of every experiment measured the JIT, not the SUT. A plan writing to Kafka runs
+    ``WARMUP_ROUNDS`` batches of valid records (its aggregation and state store warm
+    up too); a plan with its own sink one batch of rejected records. A warm-up still
+    running after ``timeout_s`` is stopped (the platform's start timeout must still be
+    met on a loaded machine). Returns the seconds it took.
     """
     import shutil
     import tempfile
@@ -223,24 +244,31 @@ def warm_up(
         probe.close()
     create_topics_sync(bootstrap, sizes)
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3, **kafka_security().confluent()})
-    for logical, real in warm.items():
-        if logical in ("output",):
-            continue
-        for p in range(sizes[real]):
-            for _ in range(WARMUP_RECORDS_PER_PARTITION):
-                producer.produce(real, value=WARMUP_VALUE, key=b"warmup", partition=p)
-    producer.flush(30)
     ckpt = tempfile.mkdtemp(prefix="bench-warmup-")
     try:
         ctx = build_context(spark, bootstrap, warm, f"{group_id}-warmup", params, instances, connector)
         plan = use_case.topology(ctx) if use_case.topology is not None else None
         if plan is None:
             return 0.0
-        query = start_query(plan, ctx, bootstrap, ckpt, 0.0, connector, None, available_now=True)
-        try:
-            query.awaitTermination(int(timeout_s))
-        finally:
-            query.stop()
+        valid = plan.sink == "kafka"
+        for rnd in range(WARMUP_ROUNDS if valid else 1):
+            rejected = [(b"warmup", WARMUP_VALUE)] * WARMUP_RECORDS_PER_PARTITION
+            for logical, real in warm.items():
+                if logical == "output":
+                    continue
+                # valid measurements to the input only; other topics (UC4's configuration) get "{}"
+                records = _warmup_records(rnd) if valid and logical == "input" else rejected
+                for p in range(sizes[real]):
+                    for key, value in records:
+                        producer.produce(real, value=value, key=key, partition=p)
+            producer.flush(30)
+            query = start_query(plan, ctx, bootstrap, ckpt, 0.0, connector, None, available_now=True)
+            try:
+                query.awaitTermination(max(1, int(timeout_s - (time.monotonic() - began))))
+            finally:
+                query.stop()
+            if time.monotonic() - began > timeout_s:
+                break
     finally:
         shutil.rmtree(ckpt, ignore_errors=True)
         with contextlib.suppress(Exception):  # leftover warm-up topics are harmless
