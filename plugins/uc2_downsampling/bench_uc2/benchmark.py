@@ -8,6 +8,20 @@ from bench.api import message_period_load_type, param_load_type, standard_benchm
 
 TOPICS = {"input": 4, "output": 4}
 
+#: An instance is a task slot limited to a quarter of a core, as UC1's (a Kubernetes CPU
+#: limit of 250m); unlimited, one instance kept up with every load a 2-core laptop can
+#: generate. Measured 2026-11-27 (docs/performance.md, "Each use case's defaults"): one
+#: quarter-core instance keeps up with 3,000 records/s and not with 6,000; two keep up
+#: with 24,000. Its micro-batches take ~7 s (a windowed query's fixed cost per batch at
+#: a quarter core), so the lag saw-tooth has that period: 90 s after the warm-up hold
+#: about 13 of them, and a sample every 2 s resolves each.
+CPU_PER_INSTANCE = 0.25
+MAIN_JOB: dict[str, Any] = {
+    "load": {"loadValues": [2000, 12000]},
+    "resources": {"resourceValues": [1, 2]},
+    "execution": {"duration": 120, "warmup": 30, "sampleInterval": 2, "repetitions": 1, "afterTeardownDelay": 2},
+}
+
 
 def default_benchmark() -> dict[str, Any]:
     return standard_benchmark(
@@ -15,4 +29,6 @@ def default_benchmark() -> dict[str, Any]:
         TOPICS,
         load_types=[param_load_type("WindowSize", "windowSizeMs"), message_period_load_type()],
         slos=windowed_slos(),
+        cpu_per_instance=CPU_PER_INSTANCE,
+        default_execution=MAIN_JOB,
     )

@@ -8,6 +8,16 @@ from bench.api import message_period_load_type, resource_types
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
+#: Quarter-core instances, as the other use cases'. Measured 2026-11-27 (docs/performance.md,
+#: "Each use case's defaults"): one instance keeps up with 4 levels of 4 children (256
+#: sensors, 256 records/s) and not with 5 (1,024); two keep up with 5.
+CPU_PER_INSTANCE = 0.25
+MAIN_JOB: dict[str, Any] = {
+    "load": {"loadValues": [4, 5]},
+    "resources": {"resourceValues": [1, 2]},
+    "execution": {"duration": 90, "warmup": 30, "sampleInterval": 2, "loadGenerationDelay": 30, "repetitions": 1},
+}
+
 
 def _param(key: str) -> dict[str, Any]:
     return {"type": "ParamPatcher", "resource": "generator", "properties": {"key": key, "type": "int"}}
@@ -23,7 +33,7 @@ def default_benchmark() -> dict[str, Any]:
                 {
                     "kind": "BenchSut",
                     "metadata": {"name": "sut"},
-                    "spec": {"replicas": 1, "cpuPerInstance": 0, "params": {}},
+                    "spec": {"replicas": 1, "cpuPerInstance": CPU_PER_INSTANCE, "params": {}},
                 }
             ]
         },
@@ -52,11 +62,7 @@ def default_benchmark() -> dict[str, Any]:
         # The load is a number of nesting levels, not records/s (the core's laptop defaults of
         # 2000 and 8000 would mean 4^2000 sensors). The query's first micro-batch starts
         # three Python sources and two Python operators, so the generator waits for it.
-        "defaultExecution": {
-            "load": {"loadValues": [2, 3, 4]},
-            "resources": {"resourceValues": [1, 2]},
-            "execution": {"duration": 180, "warmup": 60, "loadGenerationDelay": 30, "repetitions": 1},
-        },
+        "defaultExecution": MAIN_JOB,
         "kafkaConfig": {
             "topics": [
                 {"name": "input", "numPartitions": 4},
