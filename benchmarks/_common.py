@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def load_note() -> str:
@@ -85,22 +86,19 @@ def commit() -> str:
 
 
 USE_CASES = ("calibrated", "uc1", "uc2", "uc3", "uc4")
-#: laptop-scale grids per use case (records/s of the default load type; instances): the
-#: quarter-core demand of UC1 is 1 at 10,000 and 2 at 40,000 records/s (docs/performance.md)
-GRIDS: dict[str, tuple[list[float], list[float]]] = {
-    "calibrated": ([1500.0, 2500.0, 3500.0], [1.0, 2.0, 3.0, 4.0]),
-    "uc1": ([10000.0, 40000.0], [1.0, 2.0, 3.0]),
-    "uc2": ([10000.0, 40000.0], [1.0, 2.0, 3.0]),
-    "uc3": ([8000.0, 32000.0], [1.0, 2.0, 3.0]),
-    "uc4": ([2000.0, 8000.0], [1.0, 2.0, 3.0]),
-}
-QUICK_GRIDS: dict[str, tuple[list[float], list[float]]] = {
-    "calibrated": ([1500.0, 2500.0], [1.0, 2.0, 3.0]),
-    "uc1": ([10000.0], [1.0, 2.0]),
-    "uc2": ([10000.0], [1.0, 2.0]),
-    "uc3": ([8000.0], [1.0, 2.0]),
-    "uc4": ([2000.0], [1.0, 2.0]),
-}
+
+
+def grid(registry: Any, plugin: str, quick: bool) -> tuple[list[float], list[float]]:
+    """The loads and resources a script measures: the use case's own default execution
+    (what ``bench run --plugin NAME`` measures, chosen so that one instance keeps up with
+    the lowest load and not with the highest, docs/performance.md), so the scripts and
+    the defaults cannot drift apart. Quick: the highest load only, every resource value."""
+    from bench.launch import prepare_run
+
+    execution = prepare_run(registry, {"plugin": plugin}).execution
+    loads = [float(x) for x in execution.load.loadValues]
+    resources = [float(x) for x in execution.resources.resourceValues]
+    return (loads[-1:] if quick else loads), resources
 
 
 def experiment_defaults(args: argparse.Namespace) -> None:

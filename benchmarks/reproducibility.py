@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import GRIDS, QUICK_GRIDS, banner, commit, experiment_defaults, load_note
+from _common import banner, commit, experiment_defaults, grid, load_note
 
 
 @dataclass
@@ -55,8 +55,9 @@ def agreement(runs: Sequence[Run]) -> tuple[float, list[float], bool, set[float]
     return rate, differing, set(differing) == flagged, flagged
 
 
-def options(args: argparse.Namespace, plugin: str, results: Path, execution_file: Path) -> dict[str, Any]:
-    loads, resources = (QUICK_GRIDS if args.quick else GRIDS)[plugin]
+def options(args: argparse.Namespace, registry: Any, plugin: str, results: Path, execution_file: Path
+            ) -> dict[str, Any]:
+    loads, resources = grid(registry, plugin, args.quick)
     return {
         "plugin": plugin,
         "execution_file": str(execution_file),
@@ -111,7 +112,8 @@ def main() -> int:
         execution_file.write_text(yaml.safe_dump({"execution": {"sampleInterval": args.interval}}))
         for i in range(args.runs):
             for plugin in plugins:
-                run = asyncio.run(one_run(registry, options(args, plugin, Path(tmp, f"{plugin}-{i}"), execution_file)))
+                opts = options(args, registry, plugin, Path(tmp, f"{plugin}-{i}"), execution_file)
+                run = asyncio.run(one_run(registry, opts))
                 runs[plugin].append(run)
                 print(f"run {i + 1} {plugin}: {run.seconds:7.1f} s, table {run.table}, flagged loads "
                       f"{sorted(run.flagged) or 'none'} ({run.before} before, {run.after} after)", flush=True)

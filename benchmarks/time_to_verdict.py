@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import GRIDS, QUICK_GRIDS, USE_CASES, banner, commit, experiment_defaults, load_note, median, spread
+from _common import USE_CASES, banner, commit, experiment_defaults, grid, load_note, median, spread
 
 MODES = ("reference", "default", "predict")
 
@@ -187,7 +187,7 @@ def main() -> int:
         execution_file.write_text(yaml.safe_dump({"execution": {"sampleInterval": args.interval}}))
         for rnd in range(args.rounds):
             for plugin in plugins:
-                loads, resources = (QUICK_GRIDS if args.quick else GRIDS).get(plugin, GRIDS["calibrated"])
+                loads, resources = grid(registry, plugin, args.quick)
                 loads, resources = args.loads or loads, args.resources or resources
                 order = modes if rnd % 2 == 0 else modes[::-1]
                 runs: dict[str, Run] = {}
@@ -199,8 +199,9 @@ def main() -> int:
                     results[plugin].runs[mode].append(run)
                     expected = ""
                     if plugin == "calibrated":
-                        exact = {x: float(math.ceil(x / args.capacity)) for x in loads}
-                        exact = {k: (v if v in resources else None) for k, v in exact.items()}
+                        demand = {x: float(math.ceil(x / args.capacity)) for x in loads}
+                        exact: dict[float, float | None] = {k: (v if v in resources else None)
+                                                            for k, v in demand.items()}
                         expected = " = exact" if run.table == exact else f"  << exact demand is {exact}"
                     print(f"round {rnd + 1} {plugin} {mode:9}: {run.seconds:8.1f} s, {len(run.records)} experiments,"
                           f" table {run.table}{expected} ({run.before} before, {run.after} after)", flush=True)
