@@ -11,13 +11,14 @@ TOPICS = {"input": 4, "output": 4}
 #: An instance is a task slot limited to a quarter of a core, as UC1's (a Kubernetes CPU
 #: limit of 250m); unlimited, one instance kept up with every load a 2-core laptop can
 #: generate. Measured 2026-11-27 (docs/performance.md, "Each use case's defaults"): one
-#: quarter-core instance keeps up with 3,000 records/s and not with 6,000; two keep up
-#: with 24,000. Its micro-batches take ~7 s (a windowed query's fixed cost per batch at
-#: a quarter core), so the lag saw-tooth has that period: 90 s after the warm-up hold
-#: about 13 of them, and a sample every 2 s resolves each.
+#: quarter-core instance keeps up with 12,000 records/s by growing its micro-batches
+#: (15 s each; ~6 s at 2,000: a windowed query's fixed cost per batch at a quarter core)
+#: and reads ~14,000 records/s at most; two keep up with 24,000. The lag saw-tooth has
+#: the batches' period: 90 s after the warm-up hold a dozen of them, and a sample every
+#: 2 s resolves each.
 CPU_PER_INSTANCE = 0.25
 MAIN_JOB: dict[str, Any] = {
-    "load": {"loadValues": [2000, 12000]},
+    "load": {"loadValues": [2000, 20000]},
     "resources": {"resourceValues": [1, 2]},
     "execution": {"duration": 120, "warmup": 30, "sampleInterval": 2, "repetitions": 1, "afterTeardownDelay": 2},
 }

@@ -28,12 +28,13 @@ def load_types() -> list[dict[str, Any]]:
 
 
 #: Quarter-core instances, as UC1's and UC2's. Measured 2026-11-27 (docs/performance.md,
-#: "Each use case's defaults"): one instance keeps up with 3,000 records/s and not with
-#: 6,000; two keep up with 12,000. Its micro-batches take 7-15 s at a quarter core, so the
-#: experiment is long enough for about ten of them after the warm-up.
+#: "Each use case's defaults"): one instance keeps up with 9,000 records/s by growing its
+#: micro-batches (18 s each) but fell behind at 18,000 by the full load (its first batch
+#: of the experiment had not finished 54 s in); two drained 18,000 at ~3,900 records/s.
+#: The experiment is long enough for about ten micro-batch periods after the warm-up.
 CPU_PER_INSTANCE = 0.25
 MAIN_JOB: dict[str, Any] = {
-    "load": {"loadValues": [1500, 9000]},
+    "load": {"loadValues": [1500, 18000]},
     "resources": {"resourceValues": [1, 2]},
     "execution": {"duration": 120, "warmup": 30, "sampleInterval": 2, "repetitions": 1, "afterTeardownDelay": 2},
 }
