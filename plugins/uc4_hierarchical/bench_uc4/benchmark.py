@@ -9,11 +9,12 @@ from bench.api import message_period_load_type, resource_types
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
 #: Quarter-core instances, as the other use cases'. Measured 2026-11-27 (docs/performance.md,
-#: "Each use case's defaults"): one instance keeps up with 4 levels of 4 children (256
-#: sensors, 256 records/s) and not with 5 (1,024); two keep up with 5.
+#: "Each use case's defaults"): one instance keeps up with 3 levels of 4 children (64
+#: sensors, 64 records/s), is at its limit at 4 (256 records/s: it passed once and failed
+#: once) and falls far behind at 5 (1,024); two keep up with 5.
 CPU_PER_INSTANCE = 0.25
 MAIN_JOB: dict[str, Any] = {
-    "load": {"loadValues": [4, 5]},
+    "load": {"loadValues": [3, 5]},
     "resources": {"resourceValues": [1, 2]},
     "execution": {"duration": 90, "warmup": 30, "sampleInterval": 2, "loadGenerationDelay": 30, "repetitions": 1},
 }
