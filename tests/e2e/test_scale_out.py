@@ -139,15 +139,19 @@ class UseCaseRun:
 #: a windowed query's micro-batches took ~4 s each on the two one-core executors: its lag
 #: saw-tooth gave the slope over ~23 s a standard error of 90-190 records/s at 1,500
 #: records/s (2026-11-27, commit b1e1835, load average 1-13), far above the default
-#: threshold (1 % of the rate); 20 % still fails a SUT that falls far behind or stops
-WINDOWED = ("--threshold-rel-to-rate", "0.2")
+#: threshold (1 % of the rate); 20 % still fails a SUT that falls far behind or stops.
+#: On a machine of the same kind with half the speed UC1's batches there took 9-10 s too
+#: (slope 164 +- 305 records/s against a threshold of 20 at 2,000 records/s; 2026-11-27,
+#: commit c93804b), so every use case gets it: the test asks whether the path runs to a
+#: table, not where one instance's capacity lies.
+SHORT_RUN = ("--threshold-rel-to-rate", "0.2")
 
 USE_CASES = {
-    "uc1": UseCaseRun("NumSensors", "2000"),
-    "uc2": UseCaseRun("NumSensors", "1500", WINDOWED),
-    "uc3": UseCaseRun("NumSensors", "1500", WINDOWED),
+    "uc1": UseCaseRun("NumSensors", "2000", SHORT_RUN),
+    "uc2": UseCaseRun("NumSensors", "1500", SHORT_RUN),
+    "uc3": UseCaseRun("NumSensors", "1500", SHORT_RUN),
     # two nesting levels of four children: 16 sensors; its query is the slowest to start
-    "uc4": UseCaseRun("NumNestedGroups", "2", (*WINDOWED, "--duration", "50", "--warmup", "25"), delay=10),
+    "uc4": UseCaseRun("NumNestedGroups", "2", (*SHORT_RUN, "--duration", "50", "--warmup", "25"), delay=10),
 }
 
 
