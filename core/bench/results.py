@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 import tempfile
@@ -216,7 +217,11 @@ class ResultStore:
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(["labels", "timestamp", "value"])
         for ts, value in zip(series.timestamps, series.values, strict=True):
-            writer.writerow([series.labels, f"{ts:.3f}", repr(float(value))])
+            # NaN is a sample with no value (no record's latency in that interval); the
+            # readers refuse non-finite values, so bench analyze read none of a UC2 run's
+            # latency files while they held it (2026-11-27, commit a1070f0)
+            if math.isfinite(float(value)):
+                writer.writerow([series.labels, f"{ts:.3f}", repr(float(value))])
         path = self.sli_path(load, resources, slo_name, repetition)
         atomic_write(path, buf.getvalue())
         return path

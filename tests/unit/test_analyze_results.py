@@ -116,3 +116,15 @@ def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: ob
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "unstable: load=2000 resources=1 passed" in out
     assert "load=4000 resources=2 passed" not in out
+
+
+def test_samples_without_a_value_are_not_written_and_the_file_reads_back(tmp_path: Path) -> None:
+    """A latency sampler reports NaN for an interval without records; bench's own
+    readers refuse non-finite values, so the writer must leave such samples out."""
+    from bench.results import read_series
+
+    store = ResultStore(tmp_path, 0)
+    series = Series([1.0, 2.0, 3.0, 4.0], [5.0, float("nan"), 7.0, float("inf")], "sut-1")
+    path = store.write_series(2000, 1, "info_latency-max", 0, series)
+    back = read_series(path)
+    assert list(back.timestamps) == [1.0, 3.0] and list(back.values) == [5.0, 7.0], back
