@@ -369,8 +369,8 @@ def print_table(outcome: RunOutcome) -> None:
     for r in outcome.records:
         if r.unstable:  # a verdict, but a fragile one (docs/analysis.md)
             print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
-                  f"{'passed' if r.passed else 'failed'}, but its repetitions disagree or its lag slope lies "
-                  "within the noise of the threshold; more repetitions or a longer duration decide it")
+                  f"{'passed' if r.passed else 'failed'}, but repetitions disagree, the slope is within noise of the "
+                  "threshold or half a repetition says otherwise; more repetitions or a longer duration decide it")
     print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 
 

@@ -313,7 +313,8 @@ def format_analysis(analysis: Analysis) -> str:
             notes.append(f"error in the run, no verdict (undecided): {e.run_error}")
         if e.unstable and c is not None:
             notes.append("unstable: " + ", ".join(
-                w for w, on in (("repetitions disagree", c.disagree), ("margin inside the noise", c.inside_noise))
+                w for w, on in (("repetitions disagree", c.disagree), ("margin inside the noise", c.inside_noise),
+                                ("one half of a repetition says otherwise", c.step))
                 if on))
         if e.error:
             notes.append(e.error)

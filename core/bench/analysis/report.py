@@ -153,6 +153,8 @@ def _flags(exp: ExperimentResult) -> str:
         notes.append("unstable: repetitions disagree")
     if c is not None and c.inside_noise:
         notes.append("unstable: margin inside the noise")
+    if c is not None and c.step:
+        notes.append("unstable: one half of a repetition says otherwise")
     if exp.error:
         notes.append(exp.error)
     if exp.other_slos_failed:
