@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
 import sys
@@ -55,7 +56,7 @@ class Measured:
     mode: str
     rate: float  # rows read by the query per second of wall time after the warm-up (slope of its row count)
     processed: float  # median processedRowsPerSecond after the warm-up (time inside batches only)
-    batches: int
+    batches: int  # micro-batches that ended (with rows) after the warm-up
     before: str
     after: str
 
@@ -75,6 +76,15 @@ def after_warmup_points(samples: list[tuple[float, dict[str, float]]], warmup: f
         return []
     t0 = samples[0][0]
     return [(t, v[key]) for t, v in samples if t - t0 >= warmup and key in v]
+
+
+#: micro-batch ends in the counted window below which the window holds no measured rate
+MIN_BATCH_ENDS = 3
+
+
+def batch_ends(points: list[tuple[float, float]]) -> int:
+    """How many times the cumulative row count grew: a batch with rows ended."""
+    return sum(1 for (_, a), (_, b) in zip(points, points[1:], strict=False) if b > a)
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -132,7 +142,13 @@ async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: f
         os.environ.pop(ENV, None)
     processed = after_warmup(samples, warmup, "spark-processed-rate")
     rows = after_warmup_points(samples, warmup, "spark-input-rows")
-    return Measured(mode, slope(rows), median(processed), len(processed), before, load_note())
+    ends = batch_ends(rows)
+    # Uncapped micro-batches at saturation grow: each takes all that arrived during the
+    # last. On a slower 2-core machine one UC1 batch outlasted the 60 s counted, and the
+    # row count's slope said 0 records/s (2026-11-27, commit 5eaabf4). A rate needs a
+    # batch ending inside the window on both sides of it; otherwise there is no figure.
+    rate = slope(rows) if ends >= MIN_BATCH_ENDS else float("nan")
+    return Measured(mode, rate, median(processed), ends, before, load_note())
 
 
 def main() -> int:
@@ -174,9 +190,11 @@ def main() -> int:
             for mode in order:
                 done = asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode))
                 results[plugin][mode].append(done)
-                print(f"pair {i + 1} {plugin} {mode:12}: {done.rate:10,.0f} records/s read, {done.processed:10,.0f} "
-                      f"within batches, {done.batches} batches ({done.before} before, {done.after} after)",
-                      flush=True)
+                read = (f"{done.rate:10,.0f} records/s read" if math.isfinite(done.rate) else
+                        f"not measurable ({done.batches} batch end(s) counted, {MIN_BATCH_ENDS} needed; a longer "
+                        "--seconds and --warmup)")
+                print(f"pair {i + 1} {plugin} {mode:12}: {read}, {done.processed:10,.0f} within batches, "
+                      f"{done.batches} batch end(s) ({done.before} before, {done.after} after)", flush=True)
     stamp = time.strftime("%Y-%m-%d")
     print()
     print(f"{stamp}, commit {commit()}, `benchmarks/observer_effect.py {' '.join(sys.argv[1:])}`:")
@@ -187,12 +205,14 @@ def main() -> int:
     ratios = []
     for plugin, by_mode in results.items():
         inst, bare = by_mode["instrumented"], by_mode["bare"]
-        pair_ratios = [a.rate / b.rate for a, b in zip(inst, bare, strict=False) if b.rate > 0]
+        pair_ratios = [a.rate / b.rate for a, b in zip(inst, bare, strict=False)
+                       if b.rate > 0 and math.isfinite(a.rate) and math.isfinite(b.rate)]
         ratio = statistics.median(pair_ratios) if pair_ratios else float("nan")
         ratios.append(ratio)
         loads = "; ".join(f"{m.before.split(' on ')[0].removeprefix('load average ')} / "
                           f"{m.after.split(' on ')[0].removeprefix('load average ')}" for m in inst + bare)
-        print(f"| {plugin} | {median([m.rate for m in inst]):,.0f} | {median([m.rate for m in bare]):,.0f} | "
+        print(f"| {plugin} | {median([m.rate for m in inst if math.isfinite(m.rate)]):,.0f} | "
+              f"{median([m.rate for m in bare if math.isfinite(m.rate)]):,.0f} | "
               f"**{ratio:.3f}** | {len(pair_ratios)} | {loads} |")
     worst = min(ratios) if ratios else float("nan")
     print(f"lowest ratio instrumented / bare (goal >= 0.98): {worst:.3f}")

@@ -100,6 +100,17 @@ def test_the_bare_sut_switch_and_the_observer_scripts_window(monkeypatch: pytest
     assert observer.after_warmup(samples, 20.0, "input-rate") == [900.0, 1100.0]
 
 
+def test_the_observer_script_counts_batch_ends_not_samples() -> None:
+    """One batch sampled many times is one end; a window without enough ends has no rate
+    (one UC1 batch outlasting the window gave "0 records/s read, 28 batches")."""
+    observer = script("observer_effect")
+    one_long_batch = [(float(t), 65_577.0) for t in range(60, 120, 2)]
+    assert observer.batch_ends(one_long_batch) == 0
+    steady = [(float(t), 1_000.0 * (t // 6)) for t in range(60, 120, 2)]
+    assert observer.batch_ends(steady) == 9
+    assert observer.batch_ends(steady) >= observer.MIN_BATCH_ENDS
+
+
 def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.platforms import children
