@@ -100,7 +100,7 @@ def slope(points: list[tuple[float, float]]) -> float:
 
 
 async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
-                  mode: str) -> Measured:
+                  mode: str, cap: int | None = None) -> Measured:
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
     from bench.launch import prepare_run
     from bench.runtime.instrumentation import ENV
@@ -115,8 +115,10 @@ async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: f
         params = merged_params(prepared.use_case, prepared.benchmark, ex, objects, prepared.params)
         spec = experiment_spec(prepared.use_case, prepared.benchmark, objects, params, load, resources,
                                f"obs-{mode}-{int(time.time())}")
-        platform = registry.platforms[prepared.platform_options["platform"]].create(prepared.platform_options,
-                                                                                    registry)
+        # a per-trigger cap keeps a saturated query's batches from growing without end, so
+        # that batches keep ending inside the window (both sides of a pair get the same cap)
+        options = {**prepared.platform_options, **({"max_records_per_trigger": cap} if cap else {})}
+        platform = registry.platforms[options["platform"]].create(options, registry)
         before = load_note()
         samples: list[tuple[float, dict[str, float]]] = []
         await platform.open()
@@ -162,6 +164,8 @@ def main() -> int:
     parser.add_argument("--load", type=float, default=None, help="records/s for every use case (default: saturating)")
     parser.add_argument("--cpu-per-instance", type=float, default=0.25)
     parser.add_argument("--connector", default="native", choices=("native", "python"))
+    parser.add_argument("--max-per-trigger", type=int, default=None,
+                        help="records per micro-batch at most, for both sides (default: uncapped, as bench run)")
     args = parser.parse_args()
     plugins = [p.strip() for p in (args.plugin or ("uc1" if args.quick else "uc1,uc2,uc3,uc4")).split(",")]
     pairs = args.pairs or (1 if args.quick else 3)
@@ -188,7 +192,8 @@ def main() -> int:
             }
             order = MODES if i % 2 == 0 else MODES[::-1]
             for mode in order:
-                done = asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode))
+                done = asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode,
+                                           args.max_per_trigger))
                 results[plugin][mode].append(done)
                 read = (f"{done.rate:10,.0f} records/s read" if math.isfinite(done.rate) else
                         f"not measurable ({done.batches} batch end(s) counted, {MIN_BATCH_ENDS} needed; a longer "
