@@ -131,11 +131,8 @@ def half_against(t: np.ndarray, v: np.ndarray, threshold: float, passed: bool,
             continue
         if not math.isfinite(trend.stderr):
             continue
-        half_width = early_stop.t_quantile(0.5 + confidence / 2.0, max(1.0, trend.effective_samples - 2.0)) \
-            * trend.stderr
-        if passed and trend.slope - half_width >= threshold:
-            return True
-        if not passed and trend.slope + half_width < threshold:
+        low, high = trend.bounds(confidence)
+        if (passed and low >= threshold) or (not passed and high < threshold):
             return True
     return False
 
