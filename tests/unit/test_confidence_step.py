@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bench.analysis.confidence import MIN_HALF_SAMPLES, fit_repetition, half_against, judge
+from bench.analysis.confidence import MIN_HALF_SAMPLES, Confidence, fit_repetition, half_against, judge
 
 T = np.arange(0.0, 46.0, 2.0)  # a 60-s repetition after its 15-s warm-up, a sample every 2 s
 THRESHOLD = 400.0  # 1 % of 40,000 records/s
@@ -59,3 +59,12 @@ def test_the_step_alone_makes_the_confidence_unstable() -> None:
     assert not steady.unstable, steady
     flagged = replace(steady, step=True)
     assert flagged.unstable and flagged.as_dict()["unstable"] and flagged.as_dict()["step"]
+
+
+def test_the_reasons_name_each_rule_that_flagged_the_verdict() -> None:
+    flagged = Confidence(median=30.0, threshold=20.0, margin=-10.0, low=-5.0, high=65.0, stderr=17.0,
+                         confidence=0.95, disagree=False, inside_noise=True, step=True)
+    assert flagged.reasons == ["margin inside the noise", "one half of a repetition says otherwise"]
+    steady = Confidence(median=300.0, threshold=20.0, margin=-280.0, low=250.0, high=350.0, stderr=20.0,
+                        confidence=0.95, disagree=False, inside_noise=False)
+    assert steady.reasons == [] and not steady.unstable

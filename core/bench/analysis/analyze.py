@@ -312,10 +312,7 @@ def format_analysis(analysis: Analysis) -> str:
         if e.run_error is not None:
             notes.append(f"error in the run, no verdict (undecided): {e.run_error}")
         if e.unstable and c is not None:
-            notes.append("unstable: " + ", ".join(
-                w for w, on in (("repetitions disagree", c.disagree), ("margin inside the noise", c.inside_noise),
-                                ("one half of a repetition says otherwise", c.step))
-                if on))
+            notes.append("unstable: " + ", ".join(c.reasons))
         if e.error:
             notes.append(e.error)
         if e.other_slos_failed:

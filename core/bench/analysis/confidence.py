@@ -69,6 +69,14 @@ class Confidence:
     def unstable(self) -> bool:
         return self.disagree or self.inside_noise or self.step
 
+    @property
+    def reasons(self) -> list[str]:
+        """Why the verdict is unstable, in words: ``bench analyze`` and the report print
+        the same ones, so a rule added here shows in both."""
+        return [words for words, on in (("repetitions disagree", self.disagree),
+                                        ("margin inside the noise", self.inside_noise),
+                                        ("one half of a repetition says otherwise", self.step)) if on]
+
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "unstable": self.unstable}
 

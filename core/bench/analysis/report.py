@@ -147,14 +147,10 @@ def _verdict_cell(exp: ExperimentResult) -> str:
 
 
 def _flags(exp: ExperimentResult) -> str:
-    notes = []
+    notes: list[str] = []
     c = exp.confidence
-    if c is not None and c.disagree:
-        notes.append("unstable: repetitions disagree")
-    if c is not None and c.inside_noise:
-        notes.append("unstable: margin inside the noise")
-    if c is not None and c.step:
-        notes.append("unstable: one half of a repetition says otherwise")
+    if c is not None:
+        notes.extend(f"unstable: {reason}" for reason in c.reasons)
     if exp.error:
         notes.append(exp.error)
     if exp.other_slos_failed:
