@@ -115,7 +115,7 @@ def kill(needle: str, sig: int = signal.SIGKILL) -> Callable[[Bench], None]:
         bench.measuring()
         pid = find(bench.token, needle, 10)
         os.kill(pid, sig)
-        bench.injected.append(f"{signal.Signals(sig).name} {needle} ({pid})")
+        bench.injected.append(f"{signal.Signals(sig).name} {needle} ({pid}) at {time.strftime('%H:%M:%S')}")
 
     return fault
 
@@ -125,7 +125,8 @@ def assert_retried_to_a_verdict(bench: Bench, cause: str) -> dict[str, Any]:
     assert code == 0, out[-3000:]
     (experiment,) = bench.result()["experiments"]
     assert experiment["outcome"] in ("passed", "failed"), experiment
-    assert [f["attempt"] for f in experiment["faults"]] == [1], experiment["faults"]
+    seen = f"{experiment['faults']}; injected: {bench.injected}; output:\n{out[-2000:]}"
+    assert [f["attempt"] for f in experiment["faults"]] == [1], seen
     assert cause in experiment["faults"][0]["cause"], experiment["faults"]
     names = set(bench.files())
     assert {"exp0_500_1_sli_lag-trend_0.csv", "exp0_500_1_generator_0.json", "exp0_demand.csv"} <= names

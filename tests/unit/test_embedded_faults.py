@@ -70,5 +70,12 @@ def test_sample_raises_for_each_fault(generators: list[Child], broker: Any, mess
 
 def test_a_generator_that_reports_is_not_stalled() -> None:
     platform = _platform([_child("generator-0", silent_for=GENERATOR_STALL_S - 2)], _Cluster(True, True, True))
-    platform._check_generators(platform._runs["e1"])  # no exception
+    platform._check_load_path(platform._runs["e1"])  # no exception
     assert platform._broker_failure() is None
+
+
+def test_a_node_that_died_after_the_last_sample_still_fails_the_repetition() -> None:
+    """Stopping the generators is the repetition's last look: no verdict from a broken cluster."""
+    platform = _platform([_child("generator-0")], _Cluster(True, False, True))
+    with pytest.raises(PlatformError, match="embedded broker node 2 of 3 died during the experiment"):
+        asyncio.run(platform.stop_generators(_spec()))

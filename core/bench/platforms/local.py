@@ -319,7 +319,7 @@ class LocalPlatform:
         run = self._runs.get(spec.experiment_id)
         if run is None:
             return []
-        self._check_generators(run)  # one that died before the end left no true report
+        self._check_load_path(run)  # one that died before the end left no true report
         for child in run.generators:
             procs.kill_group(child.proc.pid, 15)  # SIGTERM: stop and report
         reports: list[GeneratorReport] = []
@@ -336,7 +336,10 @@ class LocalPlatform:
 
     # ---------------------------------------------------------------- sampling
 
-    def _check_generators(self, run: _Run) -> None:
+    def _check_load_path(self, run: _Run) -> None:
+        """The broker first: a dead node explains a generator that failed because of it."""
+        if (why := self._broker_failure()) is not None:
+            raise PlatformError(f"{why} during the experiment")
         for child in run.generators:
             if child.finished.is_set():
                 raise PlatformError(
@@ -364,10 +367,7 @@ class LocalPlatform:
                     f"SUT {child.name} exited during the experiment ({child.error or child.proc.returncode})"
                     f"\n--- stderr tail ---\n{child.stderr_tail()}"
                 )
-        why = self._broker_failure()
-        if why is not None:
-            raise PlatformError(f"{why} during the experiment")
-        self._check_generators(run)
+        self._check_load_path(run)
         if bare := children.bare_sample(run.generators, run.sut if run.spark else [], spec.experiment_id):
             return bare  # bench's instrumentation is off (observer_effect.py): Spark's own progress only
         interval = float(self.options.get("sample_interval") or 5.0)
