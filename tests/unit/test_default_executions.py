@@ -163,3 +163,12 @@ def test_uc4_load_is_a_nesting_level(registry: Any, in_tmp: Path) -> None:
     for load in ex.load.loadValues:
         expected = children ** int(load) * 1000.0 / period
         assert records_per_second(registry, prepared, load) == pytest.approx(expected), load
+
+
+@pytest.mark.parametrize("name", USE_CASES)
+def test_the_fuzzed_bad_durations_stay_invalid_for_the_defaults(registry: Any, in_tmp: Path, name: str) -> None:
+    """tests/unit/test_fuzz_cli.py draws "bad" durations below 19 s; a default that makes
+    a shorter one valid must change that bound too, not fail the fuzz test at random."""
+    ex = default_run(registry, name).execution.execution
+    shortest = ex.warmup + 2 * ex.sampleInterval
+    assert shortest >= 19, f"{name}: a {shortest:g}-s duration is valid; lower the fuzz test's bound"
