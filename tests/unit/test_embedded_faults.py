@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.platforms.children import lag_failure
 from bench.platforms.embedded import GENERATOR_STALL_S, Child, EmbeddedPlatform, PlatformError, _Run
 
 from .fakes import FAKE_USE_CASE
@@ -79,3 +80,26 @@ def test_a_node_that_died_after_the_last_sample_still_fails_the_repetition() -> 
     platform = _platform([_child("generator-0")], _Cluster(True, False, True))
     with pytest.raises(PlatformError, match="embedded broker node 2 of 3 died during the experiment"):
         asyncio.run(platform.stop_generators(_spec()))
+
+
+def test_a_lag_query_cut_off_by_a_dying_node_names_the_node() -> None:
+    """A killed node closes its connections before its process shows as exited: the lag
+    query's error comes first, and the fault must still name the node, not the connection."""
+    cluster = _Cluster(True, True, True)
+
+    async def node_dies_soon() -> PlatformError:
+        asyncio.get_running_loop().call_later(0.4, setattr, cluster.nodes[1], "_alive", False)
+        platform = _platform([], cluster)
+        return await lag_failure(ConnectionError("Connection at 127.0.0.1:1 closed"), 15, platform._broker_failure)
+
+    assert "embedded broker node 2 of 3 died during the experiment" in str(asyncio.run(node_dies_soon()))
+
+
+@pytest.mark.parametrize(
+    ("exc", "message"),
+    [(TimeoutError(), "lag sampling got no answer from Kafka within 15 s"),
+     (ConnectionError("refused"), "lag sampling failed: ConnectionError: refused")],
+)
+def test_a_lag_query_failure_with_the_broker_up_says_what_failed(exc: Exception, message: str) -> None:
+    platform = _platform([], _Cluster(True, True))
+    assert str(asyncio.run(lag_failure(exc, 15, platform._broker_failure))) == message

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,3 +207,16 @@ def report_of(child: Child) -> GeneratorReport:
         records=int(progress.get("records", 0)),
         seconds=float(progress.get("seconds", 0.0)),
     )
+
+
+async def lag_failure(exc: Exception, timeout: float, broker_failure: Callable[[], str | None]) -> PlatformError:
+    """Why a lag query failed: a broker node's death first, which closes its connections
+    before its process is seen to exit (CI of 2026-11-27, commit d5a27b8, got "Connection
+    closed" for a killed node), so the node is given a moment to show as dead."""
+    for _ in range(15):
+        if (why := broker_failure()) is not None:
+            return PlatformError(f"{why} during the experiment (lag sampling: {type(exc).__name__})")
+        await asyncio.sleep(0.2)
+    if isinstance(exc, TimeoutError):
+        return PlatformError(f"lag sampling got no answer from Kafka within {timeout:.0f} s")
+    return PlatformError(f"lag sampling failed: {type(exc).__name__}: {exc}")

@@ -380,12 +380,10 @@ class LocalPlatform:
                                          end_offsets=self._end_offsets_method())
                 await asyncio.wait_for(run.sampler.start(), timeout)
             lag = await asyncio.wait_for(run.sampler.sample(), timeout)
-        except TimeoutError:
-            raise PlatformError(f"lag sampling got no answer from Kafka within {timeout:.0f} s") from None
         except PlatformError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any client error: the sample is lost
-            raise PlatformError(f"lag sampling failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - any client error or a timeout: the sample is lost
+            raise await children.lag_failure(exc, timeout, self._broker_failure) from exc
         now = time.time()
         values: dict[str, float] = {"lag": lag}
         if run.info is None:
