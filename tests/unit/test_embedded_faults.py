@@ -102,4 +102,4 @@ def test_a_lag_query_cut_off_by_a_dying_node_names_the_node() -> None:
 )
 def test_a_lag_query_failure_with_the_broker_up_says_what_failed(exc: Exception, message: str) -> None:
     platform = _platform([], _Cluster(True, True))
-    assert str(asyncio.run(lag_failure(exc, 15, platform._broker_failure))) == message
+    assert str(asyncio.run(lag_failure(exc, 15, platform._broker_failure, wait=0.3))) == message

@@ -209,14 +209,21 @@ def report_of(child: Child) -> GeneratorReport:
     )
 
 
-async def lag_failure(exc: Exception, timeout: float, broker_failure: Callable[[], str | None]) -> PlatformError:
+#: how long a failed lag query waits for a dying broker node to show as exited
+NODE_DEATH_WAIT_S = 3.0
+
+
+async def lag_failure(exc: Exception, timeout: float, broker_failure: Callable[[], str | None],
+                      wait: float = NODE_DEATH_WAIT_S) -> PlatformError:
     """Why a lag query failed: a broker node's death first, which closes its connections
     before its process is seen to exit (CI of 2026-11-27, commit d5a27b8, got "Connection
-    closed" for a killed node), so the node is given a moment to show as dead."""
-    for _ in range(15):
-        if (why := broker_failure()) is not None:
-            return PlatformError(f"{why} during the experiment (lag sampling: {type(exc).__name__})")
+    closed" for a killed node), so the node is given a moment to show as dead. Only the
+    fault path pays the wait: the repetition is lost either way."""
+    deadline = time.monotonic() + wait
+    while (why := broker_failure()) is None and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
+    if why is not None:
+        return PlatformError(f"{why} during the experiment (lag sampling: {type(exc).__name__})")
     if isinstance(exc, TimeoutError):
         return PlatformError(f"lag sampling got no answer from Kafka within {timeout:.0f} s")
     return PlatformError(f"lag sampling failed: {type(exc).__name__}: {exc}")
