@@ -31,6 +31,13 @@ if TYPE_CHECKING:
 
 MALFORMED_PREFIX = "bench_malformed_"
 MEASUREMENT_SCHEMA = "identifier string, timestamp long, valueInW double"
+#: ``fetch.max.wait.ms`` of Spark's own Kafka source. Kafka's default (500 ms) made every
+#: read task of a micro-batch wait about half a second with no CPU used: the consumer's
+#: prefetch after its last record is held by the broker for that long, and the next fetch
+#: of that consumer waits for it. UC4 at 64 records/s on one core: each of its 4 read
+#: tasks took 540 ms (25 ms of CPU) and a batch 3.6 s; at 20 ms, 55-80 ms and 1.4-2.1 s
+#: (docs/performance.md, "Spark's Kafka source: half a second per read task").
+NATIVE_FETCH_MAX_WAIT_MS = 20
 _observe_ids = itertools.count()
 
 
@@ -62,6 +69,7 @@ def read_topic(
             .options(**kafka_security().spark())
             .option("subscribe", topic)
             .option("startingOffsets", "earliest")
+            .option("kafka.fetch.max.wait.ms", str(NATIVE_FETCH_MAX_WAIT_MS))
         )
         if max_records_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(max_records_per_trigger))
