@@ -34,7 +34,6 @@ Design (why, not what):
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -87,38 +86,55 @@ def explode_registry(frames: Iterator[pd.DataFrame], feedback: bool) -> Iterator
         yield pd.DataFrame(rows, columns=["child", "kind", "ts", "value", "parents", "reg_ts", "reg_offset"])
 
 
+def _no_rows() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame({"grp": pd.Series([], dtype=object), "child": pd.Series([], dtype=object),
+                         "ts": pd.Series([], dtype="datetime64[ns]"), "value": pd.Series([], dtype=float)})
+
+
 def duplicate_to_parents(key: tuple[str], frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
-    """Per child: apply its newest registry row, then send its measurements to each parent."""
+    """Per child: apply its newest registry row, then send its measurements to each parent.
+
+    Called once per child and micro-batch (1,365 times a batch at 5 levels), so it works
+    on numpy arrays and builds one frame: the pandas version (masks, a sort, a frame per
+    parent and a concat) cost 2.1 ms a call against 0.3 ms (docs/performance.md, "UC4").
+    """
+    import numpy as np
     import pandas as pd
 
     (child,) = key
     chunks = [f for f in frames if len(f)]
     if not chunks:
-        yield pd.DataFrame({"grp": [], "child": [], "ts": [], "value": []})
+        yield _no_rows()
         return
-    with warnings.catch_warnings():  # all-NA columns (value of registry rows) are expected
-        warnings.simplefilter("ignore", FutureWarning)
-        frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+    frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+    kind = frame["kind"].to_numpy()
     current: tuple[str, int, int] | None = state.get if state.exists else None
-    regs = frame[frame["kind"] == KIND_REGISTRY]
-    if len(regs):
-        newest = regs.sort_values(["reg_ts", "reg_offset"]).iloc[-1]
-        candidate = (str(newest["parents"]), int(newest["reg_ts"]), int(newest["reg_offset"]))
+    is_registry = kind == KIND_REGISTRY
+    if is_registry.any():
+        reg_ts = frame["reg_ts"].to_numpy()[is_registry].astype("int64")
+        reg_offset = frame["reg_offset"].to_numpy()[is_registry].astype("int64")
+        newest = int(np.lexsort((reg_offset, reg_ts))[-1])  # latest timestamp, then offset
+        candidate = (str(frame["parents"].to_numpy()[is_registry][newest]), int(reg_ts[newest]),
+                     int(reg_offset[newest]))
         if current is None or candidate[1:] >= tuple(current[1:]):
             current = candidate
             state.update(current)
-    measurements = frame[frame["kind"] == KIND_MEASUREMENT]
+    is_measurement = kind == KIND_MEASUREMENT
+    count = int(is_measurement.sum())
     parents: list[str] = json.loads(current[0]) if current is not None else []
-    if not parents or not len(measurements):
-        yield pd.DataFrame({"grp": [], "child": [], "ts": [], "value": []})
+    if not parents or not count:
+        yield _no_rows()
         return
-    parts = [
-        pd.DataFrame(
-            {"grp": parent, "child": child, "ts": measurements["ts"].values, "value": measurements["value"].values}
-        )
-        for parent in parents
-    ]
-    yield pd.concat(parts, ignore_index=True)
+    yield pd.DataFrame(
+        {
+            "grp": np.repeat(np.array(parents, dtype=object), count),
+            "child": child,
+            "ts": np.tile(frame["ts"].to_numpy()[is_measurement], len(parents)),
+            "value": np.tile(frame["value"].to_numpy()[is_measurement], len(parents)),
+        }
+    )
 
 
 def _measurement_rows(df: DataFrame) -> DataFrame:
