@@ -34,6 +34,7 @@ Design (why, not what):
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +99,8 @@ def duplicate_to_parents(key: tuple[str], frames: Iterator[pd.DataFrame], state:
 
     Called once per child and micro-batch (1,365 times a batch at 5 levels), so it works
     on numpy arrays and builds one frame: the pandas version (masks, a sort, a frame per
-    parent and a concat) cost 2.1 ms a call against 0.3 ms (docs/performance.md, "UC4").
+    parent and a concat) cost 2.1 ms a call against 0.3 ms (docs/performance.md, "UC4: the
+    per-child registry join").
     """
     import numpy as np
     import pandas as pd
@@ -108,7 +110,12 @@ def duplicate_to_parents(key: tuple[str], frames: Iterator[pd.DataFrame], state:
     if not chunks:
         yield _no_rows()
         return
-    frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+    if len(chunks) == 1:
+        frame = chunks[0]
+    else:
+        with warnings.catch_warnings():  # all-NA columns (value of registry rows) are expected
+            warnings.simplefilter("ignore", FutureWarning)
+            frame = pd.concat(chunks, ignore_index=True)
     kind = frame["kind"].to_numpy()
     current: tuple[str, int, int] | None = state.get if state.exists else None
     is_registry = kind == KIND_REGISTRY
