@@ -147,7 +147,10 @@ class UseCaseRun:
 SHORT_RUN = ("--threshold-rel-to-rate", "0.2")
 
 USE_CASES = {
-    "uc1": UseCaseRun("NumSensors", "2000", SHORT_RUN),
+    # a 25-s warm-up, as UC4's: in CI (2026-11-27, commit 89e0ed0, load average 11.3) UC1's
+    # first batch with data had not ended 36 s in, the lag rose at the input rate through
+    # the 12-s warm-up and the samples, and the rule decided "fail"; alone it passed (167 s)
+    "uc1": UseCaseRun("NumSensors", "2000", (*SHORT_RUN, "--duration", "50", "--warmup", "25")),
     "uc2": UseCaseRun("NumSensors", "1500", SHORT_RUN),
     "uc3": UseCaseRun("NumSensors", "1500", SHORT_RUN),
     # two nesting levels of four children: 16 sensors; its query is the slowest to start
