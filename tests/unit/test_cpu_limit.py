@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -54,6 +55,52 @@ def test_stale_cgroups_of_dead_runs_are_swept() -> None:
         assert not stale.exists() and mine.path.exists()  # a live run's cgroup stays
     finally:
         mine.remove()
+
+
+#: a parent whose child leaves its process group, as PySpark's worker daemon does, and
+#: forks a worker of its own; prints the two pids, then all three sleep
+_DAEMON_LIKE = """
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    worker = os.fork()
+    if worker == 0:
+        time.sleep(60)
+        os._exit(0)
+    print(os.getpid(), worker, flush=True)
+    time.sleep(60)
+    os._exit(0)
+time.sleep(60)
+"""
+
+
+def test_a_sut_moves_with_workers_that_left_its_process_group() -> None:
+    limit = _limit_or_skip(f"tree-{os.getpid()}", 0.5)
+    parent = subprocess.Popen([sys.executable, "-c", _DAEMON_LIKE], stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    daemon = 0
+    try:
+        assert parent.stdout is not None
+        daemon, worker = (int(x) for x in parent.stdout.readline().split())
+        assert os.getpgid(daemon) != os.getpgid(parent.pid)  # what a move by process group missed
+        assert limit.add_tree(parent.pid) == 3
+        assert {parent.pid, daemon, worker} <= limit.members()
+    finally:
+        os.killpg(parent.pid, 9)
+        if daemon:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(daemon, 9)
+        parent.wait()
+        limit.remove()
+
+
+def test_the_tree_holds_the_group_and_every_descendant() -> None:
+    # pid: (parent, group). 10 is the SUT child; 11 its JVM; 12 a daemon in a group of
+    # its own, 13 its worker; 14 another member of group 10 whose parent is elsewhere;
+    # 20 and 21 unrelated.
+    table = {10: (1, 10), 11: (10, 10), 12: (11, 12), 13: (12, 12), 14: (1, 10), 20: (1, 20), 21: (20, 20)}
+    assert cpu_limit._tree(10, table) == {10, 11, 12, 13, 14}
 
 
 def test_a_limit_must_be_positive() -> None:

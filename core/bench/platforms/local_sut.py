@@ -46,11 +46,12 @@ def limit_cpu(
 def join_limit(limit: cpu_limit.CpuLimit | None, sut: Sequence[Child]) -> None:
     """Once the SUT reported "started": its start-up and warm-up (JVM start, code
     generation) run unlimited, as they are not what is measured and took 80 s instead
-    of 30 s at a quarter core; the limit holds for the measurement. Each SUT child is
-    its own process group, which covers its JVM and Python workers."""
+    of 30 s at a quarter core; the limit holds for the measurement. Each SUT child
+    moves with all its descendants: its JVM and the Python workers, whose daemon leaves
+    the child's process group (``CpuLimit.add_tree``)."""
     if limit is not None:
         for child in sut:
-            limit.add_group(child.proc.pid)
+            limit.add_tree(child.proc.pid)
 
 
 def spark_payload(
