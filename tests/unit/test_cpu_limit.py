@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from bench.runtime.host import proctree
 from bench.runtime.spark import cpu_limit
 
 
@@ -100,7 +101,7 @@ def test_the_tree_holds_the_group_and_every_descendant() -> None:
     # its own, 13 its worker; 14 another member of group 10 whose parent is elsewhere;
     # 20 and 21 unrelated.
     table = {10: (1, 10), 11: (10, 10), 12: (11, 12), 13: (12, 12), 14: (1, 10), 20: (1, 20), 21: (20, 20)}
-    assert cpu_limit._tree(10, table) == {10, 11, 12, 13, 14}
+    assert proctree.members([10], table) == {10, 11, 12, 13, 14}
 
 
 def test_a_limit_must_be_positive() -> None:

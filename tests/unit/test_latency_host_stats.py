@@ -10,10 +10,10 @@ from bench.runtime.host import stats as host_stats
 from bench.runtime.host.stats import HostStats, group_usage, parse_pid_stat, parse_proc_stat
 
 
-def _pid_stat(pid: int, comm: str, pgrp: int, utime: int, stime: int, rss: int) -> str:
+def _pid_stat(pid: int, comm: str, pgrp: int, utime: int, stime: int, rss: int, ppid: int = 1) -> str:
     # fields 3..24: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
     # cutime cstime priority nice threads itrealvalue starttime vsize rss
-    return f"{pid} ({comm}) S 1 {pgrp} {pgrp} 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0 1 0 100 1000 {rss} 0\n"
+    return f"{pid} ({comm}) S {ppid} {pgrp} {pgrp} 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0 1 0 100 1000 {rss} 0\n"
 
 
 def _cpu(user: int, idle: int, steal: int) -> str:
@@ -43,6 +43,17 @@ def test_usage_is_summed_over_the_process_group_only(tmp_path: Path) -> None:
     ticks, rss = group_usage([10], str(tmp_path))
     assert ticks == 70
     assert rss == 1100 * host_stats._PAGE
+
+
+def test_python_workers_that_left_the_group_count_with_their_parent(tmp_path: Path) -> None:
+    """PySpark's worker daemon makes a process group of its own under the JVM."""
+    _fake_proc(tmp_path, [_pid_stat(10, "python", 10, 5, 5, 100), _pid_stat(11, "java", 10, 50, 10, 1000),
+                          _pid_stat(12, "python3", 12, 100, 0, 10, ppid=11),
+                          _pid_stat(13, "python3", 12, 200, 0, 20, ppid=12),
+                          _pid_stat(14, "other", 99, 500, 500, 7)], _cpu(0, 0, 0))
+    ticks, rss = group_usage([10], str(tmp_path))
+    assert ticks == 70 + 100 + 200
+    assert rss == 1130 * host_stats._PAGE
 
 
 def test_rates_come_from_two_samples(tmp_path: Path) -> None:

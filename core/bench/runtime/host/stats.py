@@ -6,9 +6,11 @@ stolen by the hypervisor, is not the SUT's demand, and the numbers that say so m
 sit next to the result. /proc rather than psutil: the few fields needed are one line
 each, and the runtime should not grow a compiled dependency for them.
 
-SUT processes are found by process group: every child of bench is started in its own
-session (:func:`bench.runtime.host.procs.spawn`), so the Spark driver's JVM and its Python
-workers share the driver's group and are counted with it. RSS is summed over those
+SUT processes are found by process group and parent links: every child of bench is
+started in its own session (:func:`bench.runtime.host.procs.spawn`), so the Spark
+driver's JVM shares the driver's group; PySpark's Python workers leave it (their daemon
+makes a group of its own) and are counted as the JVM's descendants
+(:mod:`bench.runtime.host.proctree`; until 2026-11-27 they were missed). RSS is summed over those
 processes (shared pages count once per process: an upper bound). CPU is the growth of
 utime + stime between two samples in cores (1.0 = one core busy); a process that ends
 between samples takes its last ticks with it, so a sample never goes negative but may
@@ -25,6 +27,8 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from bench.runtime.host.proctree import members, stat_fields
 
 PROC = "/proc"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -63,7 +67,7 @@ def parse_pid_stat(text: str) -> tuple[int, int, int]:
     The command name (field 2) may hold spaces and parentheses; fields are counted
     after its last ``)``.
     """
-    rest = text[text.rindex(")") + 2 :].split()
+    rest = stat_fields(text)
     # rest[0] is field 3 (state): pgrp is field 5, utime 14, stime 15, rss 24
     return int(rest[2]), int(rest[11]) + int(rest[12]), int(rest[21])
 
@@ -77,11 +81,13 @@ def _read(path: str) -> str | None:
 
 
 def group_usage(groups: Iterable[int], proc: str = PROC) -> tuple[int, int]:
-    """(CPU ticks, RSS bytes) summed over every live process in the given process groups."""
+    """(CPU ticks, RSS bytes) summed over every live process in the given process groups
+    and over their descendants."""
     wanted = set(groups)
-    ticks = rss = 0
     if not wanted:
         return 0, 0
+    table: dict[int, tuple[int, int]] = {}
+    usage: dict[int, tuple[int, int]] = {}
     for entry in os.listdir(proc):
         if not entry.isdigit():
             continue
@@ -89,13 +95,13 @@ def group_usage(groups: Iterable[int], proc: str = PROC) -> tuple[int, int]:
         if text is None:
             continue
         try:
-            pgrp, cpu, pages = parse_pid_stat(text)
+            rest = stat_fields(text)
+            table[int(entry)] = (int(rest[1]), int(rest[2]))
+            usage[int(entry)] = (int(rest[11]) + int(rest[12]), int(rest[21]))
         except (ValueError, IndexError):
             continue
-        if pgrp in wanted:
-            ticks += cpu
-            rss += pages * _PAGE
-    return ticks, rss
+    chosen = members(wanted, table)
+    return sum(usage[pid][0] for pid in chosen), sum(usage[pid][1] for pid in chosen) * _PAGE
 
 
 class HostStats:

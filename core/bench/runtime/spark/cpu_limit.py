@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.runtime.host import proctree
+
 PERIOD_US = 100_000
 V1_ROOT = Path("/sys/fs/cgroup/cpu")
 V2_ROOT = Path("/sys/fs/cgroup")
@@ -55,7 +57,7 @@ class CpuLimit:
         """
         moved: set[int] = set()
         for _ in range(3):  # again: a process forked by one not yet moved during a pass
-            chosen = _tree(root, _processes()) - moved
+            chosen = proctree.members([root], proctree.processes()) - moved
             if not chosen:
                 break
             for pid in sorted(chosen):
@@ -99,35 +101,6 @@ class CpuLimit:
                 if time.monotonic() > deadline:
                     return
                 time.sleep(0.1)
-
-
-def _processes() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, process group) of every process, from ``/proc``."""
-    found: dict[int, tuple[int, int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            found[int(entry.name)] = (int(fields[1]), int(fields[2]))
-        except (OSError, ValueError, IndexError):
-            continue  # gone meanwhile
-    return found
-
-
-def _tree(root: int, processes: dict[int, tuple[int, int]]) -> set[int]:
-    """``root``, its process group's members and all their descendants."""
-    chosen = {pid for pid, (_, pgid) in processes.items() if pid == root or pgid == root}
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in processes.items():
-        children.setdefault(ppid, []).append(pid)
-    stack = list(chosen)
-    while stack:
-        for child in children.get(stack.pop(), ()):
-            if child not in chosen:
-                chosen.add(child)
-                stack.append(child)
-    return chosen
 
 
 def _root() -> tuple[Path, int]:
