@@ -27,14 +27,15 @@ def load_types() -> list[dict[str, Any]]:
     ]
 
 
-#: Quarter-core instances, as UC1's and UC2's. Measured 2026-11-27 (docs/performance.md,
-#: "Each use case's defaults"): one instance keeps up with 9,000 records/s by growing its
-#: micro-batches (18 s each) but fell behind at 18,000 by the full load (its first batch
-#: of the experiment had not finished 54 s in); two drained 18,000 at ~3,900 records/s.
-#: The experiment is long enough for about ten micro-batch periods after the warm-up.
+#: Quarter-core instances, as UC1's and UC2's. Measured 2026-11-27 after the CPU limit
+#: began to hold the SUT's Python workers, which run UC3's per-key panes (commit 39e36f3;
+#: docs/performance.md, "The CPU limit and the Python workers"): one instance keeps up
+#: with 1,500 records/s in 14-s micro-batches and falls behind at 6,000 (slope 5,040);
+#: two keep up with 6,000. Before, with the workers unlimited, one kept up with 9,000 and
+#: the default high load was 18,000, which two instances now fall behind.
 CPU_PER_INSTANCE = 0.25
 MAIN_JOB: dict[str, Any] = {
-    "load": {"loadValues": [1500, 18000]},
+    "load": {"loadValues": [1500, 6000]},
     "resources": {"resourceValues": [1, 2]},
     "execution": {"duration": 120, "warmup": 30, "sampleInterval": 2, "repetitions": 1, "afterTeardownDelay": 2},
 }

@@ -8,18 +8,20 @@ from bench.api import message_period_load_type, resource_types
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
-#: Quarter-core instances, as the other use cases'. Measured 2026-11-27 (docs/performance.md,
-#: "Each use case's defaults"): one instance keeps up with 3 levels of 4 children (64
-#: sensors, 64 records/s), is at its limit at 4 (256 records/s: it passed once and failed
-#: once) and falls far behind at 5 (1,024); two keep up with 5. On a machine of the same
-#: kind at half the speed one instance fell behind 3 levels and two behind 5, so a third
-#: resource value keeps the table from coming out flat there; the search reaches it only
-#: when two fall behind. The generator starts 8 s after the SUT, not 30, so that the
-#: worst case (4 experiments) still fits 8 minutes: bench's warm-up batches have run the
-#: plan and the experiment's query has started before the delay begins.
-CPU_PER_INSTANCE = 0.25
+#: Half-core instances, measured 2026-11-27 after the CPU limit began to hold the SUT's
+#: Python workers, which run UC4's registry join (commit 39e36f3; docs/performance.md,
+#: "The CPU limit and the Python workers"). On the slower of two 2-core machines one
+#: half-core instance keeps up with 3 levels of 4 children (64 sensors, 64 records/s;
+#: slope -4.5 against 0.64, 8-s micro-batches), one and two fall behind 4 levels (256
+#: records/s; 12.3 and 3.8 against 2.56, both flagged unstable) and three keep up with
+#: it (-6.7): the table 3: 1, 4: 3 in 10 min 41 s. At 5 levels (1,024 records/s) even
+#: three half-core instances fell behind, and at a quarter core one instance's batches
+#: took 14-20 s at 64 records/s. The generator starts 8 s after the SUT, not 30: bench's
+#: warm-up batches have run the plan and the experiment's query has started before the
+#: delay begins.
+CPU_PER_INSTANCE = 0.5
 MAIN_JOB: dict[str, Any] = {
-    "load": {"loadValues": [3, 5]},
+    "load": {"loadValues": [3, 4]},
     "resources": {"resourceValues": [1, 2, 3]},
     "execution": {"duration": 90, "warmup": 30, "sampleInterval": 2, "loadGenerationDelay": 8, "repetitions": 1},
 }
