@@ -68,8 +68,14 @@ def parse_pid_stat(text: str) -> tuple[int, int, int]:
     after its last ``)``.
     """
     rest = stat_fields(text)
-    # rest[0] is field 3 (state): pgrp is field 5, utime 14, stime 15, rss 24
-    return int(rest[2]), int(rest[11]) + int(rest[12]), int(rest[21])
+    ticks, pages = _usage(rest)
+    return int(rest[2]), ticks, pages
+
+
+def _usage(rest: list[str]) -> tuple[int, int]:
+    """(utime + stime ticks, rss pages) from :func:`stat_fields`: rest[0] is field 3
+    (state), so utime is field 14, stime 15, rss 24."""
+    return int(rest[11]) + int(rest[12]), int(rest[21])
 
 
 def _read(path: str) -> str | None:
@@ -97,7 +103,7 @@ def group_usage(groups: Iterable[int], proc: str = PROC) -> tuple[int, int]:
         try:
             rest = stat_fields(text)
             table[int(entry)] = (int(rest[1]), int(rest[2]))
-            usage[int(entry)] = (int(rest[11]) + int(rest[12]), int(rest[21]))
+            usage[int(entry)] = _usage(rest)
         except (ValueError, IndexError):
             continue
     chosen = members(wanted, table)
