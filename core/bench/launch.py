@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from bench import bounds, tables
+from bench.analysis.confidence import explain
 from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.engine import Engine, RunConfig, RunOutcome, build_objects
@@ -360,8 +361,7 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
 
 def print_table(outcome: RunOutcome) -> None:
     print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
-    for line in tables.format_table(outcome.metric, outcome.table, outcome.notes):  # notes: inferred, undecided
-        print(line)
+    print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
     if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
         print(describe_prediction(outcome.prediction))
     for r in outcome.errors:  # no verdict: the entries it could change are undecided
@@ -369,8 +369,8 @@ def print_table(outcome: RunOutcome) -> None:
     for r in outcome.records:
         if r.unstable:  # a verdict, but a fragile one (docs/analysis.md)
             print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
-                  f"{'passed' if r.passed else 'failed'}, but repetitions disagree, the slope is within noise of the "
-                  "threshold or half a repetition says otherwise; more repetitions or a longer duration decide it")
+                  f"{'passed' if r.passed else 'failed'}: {explain(r.slos)}; more repetitions or a longer duration "
+                  "decide it")
     print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 
 

@@ -118,6 +118,21 @@ def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: ob
     assert "load=4000 resources=2 passed" not in out
 
 
+def test_the_printed_unstable_line_says_which_slo_by_how_much_and_why(tmp_path: Path, capsys: object) -> None:
+    """Not a generic "disagree, noise or step": the figures of the SLO that made it
+    unstable, so a user sees whether the verdict missed by a little or by a lot."""
+    from bench.engine import RunOutcome
+    from bench.launch import print_table
+
+    record = _record(ResultStore(tmp_path, 0), [1990.0, 1995.0, 1998.0], threshold=2000.0, noise=5000.0)
+    conf = record.slos["lag-trend"]["confidence"]
+    print_table(RunOutcome(0, "demand", {1000: 1}, [record], tmp_path))
+    line = next(x for x in capsys.readouterr().out.splitlines() if "unstable:" in x)  # type: ignore[attr-defined]
+    assert f"lag-trend slope {conf['median']:.4g} in [{conf['low']:.4g}, {conf['high']:.4g}] against 2000" in line
+    assert conf["disagree"] and conf["inside_noise"] and not conf["step"]
+    assert "(repetitions disagree, margin inside the noise)" in line and "says otherwise" not in line, line
+
+
 def test_samples_without_a_value_are_not_written_and_the_file_reads_back(tmp_path: Path) -> None:
     """A latency sampler reports NaN for an interval without records; bench's own
     readers refuse non-finite values, so the writer must leave such samples out."""

@@ -26,7 +26,7 @@ number.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -71,14 +71,37 @@ class Confidence:
 
     @property
     def reasons(self) -> list[str]:
-        """Why the verdict is unstable, in words: ``bench analyze`` and the report print
-        the same ones, so a rule added here shows in both."""
-        return [words for words, on in (("repetitions disagree", self.disagree),
-                                        ("margin inside the noise", self.inside_noise),
-                                        ("one half of a repetition says otherwise", self.step)) if on]
+        """Why the verdict is unstable, in words: ``bench analyze``, the report and the
+        end of ``bench run`` print the same ones, so a rule added here shows in all."""
+        return reasons_of(asdict(self))
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "unstable": self.unstable}
+
+
+def reasons_of(flags: Mapping[str, Any]) -> list[str]:
+    """The words of :attr:`Confidence.reasons` for a confidence as stored in a result file."""
+    return [words for words, key in (("repetitions disagree", "disagree"),
+                                     ("margin inside the noise", "inside_noise"),
+                                     ("one half of a repetition says otherwise", "step")) if flags.get(key)]
+
+
+def explain(slos: Mapping[str, Any]) -> str:
+    """Which SLO made an experiment unstable, with its figures: ``slope -67 in [-171, 37]
+    against 15 (margin inside the noise)``. A bare "unstable" would leave a user to
+    open the result files to learn whether the verdict missed by a little or by a lot."""
+    parts = []
+    for name, details in slos.items():
+        conf = details.get("confidence") if isinstance(details, Mapping) else None
+        if not isinstance(conf, Mapping) or not conf.get("unstable"):
+            continue
+        low, high = conf.get("low"), conf.get("high")
+        interval = f" in [{low:.4g}, {high:.4g}]" if isinstance(low, int | float) and isinstance(high, int | float) \
+            else ""
+        parts.append(f"{name} slope {conf['median']:.4g}{interval} against {conf['threshold']:.4g} "
+                     f"({', '.join(reasons_of(conf))})")
+    # an experiment marked unstable without a stored confidence (older result files)
+    return "; ".join(parts) or "repetitions disagree, margin inside the noise or half a repetition says otherwise"
 
 
 def fit_repetition(t: np.ndarray, v: np.ndarray) -> RepetitionFit:
