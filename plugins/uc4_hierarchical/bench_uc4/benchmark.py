@@ -8,18 +8,18 @@ from bench.api import message_period_load_type, resource_types
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
-#: Half-core instances, measured 2026-11-27 after the CPU limit began to hold the SUT's
-#: Python workers, which run UC4's registry join (commit 39e36f3; docs/performance.md,
-#: "The CPU limit and the Python workers"). On the slower of two 2-core machines one
-#: half-core instance keeps up with 3 levels of 4 children (64 sensors, 64 records/s;
-#: slope -4.5 against 0.64, 8-s micro-batches), one and two fall behind 4 levels (256
-#: records/s; 12.3 and 3.8 against 2.56, both flagged unstable) and three keep up with
-#: it (-6.7): the table 3: 1, 4: 3 in 10 min 41 s. At 5 levels (1,024 records/s) even
-#: three half-core instances fell behind, and at a quarter core one instance's batches
-#: took 14-20 s at 64 records/s. The generator starts 8 s after the SUT, not 30: bench's
-#: warm-up batches have run the plan and the experiment's query has started before the
-#: delay begins.
-CPU_PER_INSTANCE = 0.5
+#: 0.4 of a core per instance, measured 2026-11-28 on the slower of two 2-core machines
+#: (docs/performance.md, "UC4 twice, and its JIT compiler"): at 0.4 two runs gave the
+#: same table, 3: 1, 4: 2 (3 levels of 4 children: 64 records/s; 4 levels: 256), in
+#: 7 min 57 s and 7 min 46 s. At 0.5 one instance sits on the edge of 4 levels: one run
+#: failed it (3: 1, 4: 3, 10 min 41 s), the next passed it (a flat 3: 1, 4: 1), and a
+#: 240-s run passed it clearly. Every verdict near the edge is flagged unstable: the
+#: query's micro-batches take 8-13 s and the SUT's JIT compilers still take a third of
+#: its quota minutes into an experiment, so 60 s of samples cannot pin the slope to
+#: 1 % of the load. The generator starts 8 s after the SUT, not 30: bench's warm-up
+#: batches have run the plan and the experiment's query has started before the delay
+#: begins.
+CPU_PER_INSTANCE = 0.4
 MAIN_JOB: dict[str, Any] = {
     "load": {"loadValues": [3, 4]},
     "resources": {"resourceValues": [1, 2, 3]},
