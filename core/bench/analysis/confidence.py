@@ -79,11 +79,14 @@ class Confidence:
         return {**asdict(self), "unstable": self.unstable}
 
 
+#: each rule's flag in :class:`Confidence` and the words that print it
+REASONS = (("disagree", "repetitions disagree"), ("inside_noise", "margin inside the noise"),
+           ("step", "one half of a repetition says otherwise"))
+
+
 def reasons_of(flags: Mapping[str, Any]) -> list[str]:
     """The words of :attr:`Confidence.reasons` for a confidence as stored in a result file."""
-    return [words for words, key in (("repetitions disagree", "disagree"),
-                                     ("margin inside the noise", "inside_noise"),
-                                     ("one half of a repetition says otherwise", "step")) if flags.get(key)]
+    return [words for key, words in REASONS if flags.get(key)]
 
 
 def explain(slos: Mapping[str, Any]) -> str:
@@ -100,8 +103,8 @@ def explain(slos: Mapping[str, Any]) -> str:
             else ""
         parts.append(f"{name} slope {conf['median']:.4g}{interval} against {conf['threshold']:.4g} "
                      f"({', '.join(reasons_of(conf))})")
-    # an experiment marked unstable without a stored confidence (older result files)
-    return "; ".join(parts) or "repetitions disagree, margin inside the noise or half a repetition says otherwise"
+    # an experiment marked unstable without a stored confidence (older result files): any rule
+    return "; ".join(parts) or " or ".join(words for _, words in REASONS)
 
 
 def fit_repetition(t: np.ndarray, v: np.ndarray) -> RepetitionFit:

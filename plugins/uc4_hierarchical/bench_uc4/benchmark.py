@@ -9,14 +9,13 @@ from bench.api import message_period_load_type, resource_types
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
 #: 0.4 of a core per instance, measured 2026-11-28 on the slower of two 2-core machines
-#: (docs/performance.md, "The defaults twice, and UC4's JIT compiler"): at 0.4 two runs
-#: gave 3: 1, 4: 2 (3 levels of 4 children: 64 records/s; 4 levels: 256) in 7 min 57 s
-#: and 7 min 46 s, a third 3: 1, 4: 1, every verdict near the edge flagged: the table
-#: does not reproduce, at 0.4 as at 0.5. At 0.5 one instance sits on the edge of 4 levels: one run
-#: failed it (3: 1, 4: 3, 10 min 41 s), the next passed it (a flat 3: 1, 4: 1), and a
-#: 240-s run passed it clearly. Every verdict near the edge is flagged unstable: the
-#: query's micro-batches take 8-13 s and the SUT's JIT compilers still take a third of
-#: its quota minutes into an experiment, so 60 s of samples cannot pin the slope to
+#: (docs/performance.md, "The defaults twice, and UC4's JIT compiler"): two runs gave
+#: 3: 1, 4: 2 (3 levels of 4 children: 64 records/s; 4 levels: 256) in 7 min 57 s and
+#: 7 min 46 s, a third 3: 1, 4: 1. At 0.5 one run gave 3: 1, 4: 3 (10 min 41 s), the
+#: next 3: 1, 4: 1; a 240-s run passed 4 levels on one instance clearly. The table does
+#: not reproduce at either limit, and every verdict near the edge is flagged unstable:
+#: the query's micro-batches take 8-13 s and the SUT's JIT compilers still take a third
+#: of its quota minutes into an experiment, so 60 s of samples cannot pin the slope to
 #: 1 % of the load. The generator starts 8 s after the SUT, not 30: bench's warm-up
 #: batches have run the plan and the experiment's query has started before the delay
 #: begins.
