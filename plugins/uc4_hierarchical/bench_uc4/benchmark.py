@@ -8,20 +8,18 @@ from bench.api import message_period_load_type, resource_types
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
-#: 0.4 of a core per instance, measured 2026-11-28 on the slower of two 2-core machines
-#: (docs/performance.md, "The defaults twice, and UC4's JIT compiler"): two runs gave
-#: 3: 1, 4: 2 (3 levels of 4 children: 64 records/s; 4 levels: 256) in 7 min 57 s and
-#: 7 min 46 s, a third 3: 1, 4: 1. At 0.5 one run gave 3: 1, 4: 3 (10 min 41 s), the
-#: next 3: 1, 4: 1; a 240-s run passed 4 levels on one instance clearly. The table does
-#: not reproduce at either limit, and every verdict near the edge is flagged unstable:
-#: the query's micro-batches take 8-13 s and the SUT's JIT compilers still take a third
-#: of its quota minutes into an experiment, so 60 s of samples cannot pin the slope to
-#: 1 % of the load. The generator starts 8 s after the SUT, not 30: bench's warm-up
-#: batches have run the plan and the experiment's query has started before the delay
-#: begins.
-CPU_PER_INSTANCE = 0.4
+#: Half a core per instance, loads 3 and 5 levels of 4 children (64 and 1,024 records/s),
+#: measured 2026-11-28 on the slower of two 2-core machines (docs/performance.md, "UC4:
+#: loads a factor 1.4 either side of an instance"): twice 3: 1, 5: 2 in 7 min 32-34 s. A
+#: micro-batch costs a fixed 2.6-2.8 CPU-seconds plus 0.7 ms per record, so one instance
+#: sustains about 700 records/s and two about 1,400: 1,024 lies a factor 1.4 beyond the
+#: first and within the second. The loads before (3 and 4 levels, 256 records/s)
+#: sat within that noise of one instance's edge, and the table came out 4: 1, 4: 2 or
+#: 4: 3. The generator starts 8 s after the SUT, not 30: bench's warm-up batches have
+#: run the plan and the experiment's query has started before the delay begins.
+CPU_PER_INSTANCE = 0.5
 MAIN_JOB: dict[str, Any] = {
-    "load": {"loadValues": [3, 4]},
+    "load": {"loadValues": [3, 5]},
     "resources": {"resourceValues": [1, 2, 3]},
     "execution": {"duration": 90, "warmup": 30, "sampleInterval": 2, "loadGenerationDelay": 8, "repetitions": 1},
 }
