@@ -10,13 +10,12 @@ from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
 #: Half a core per instance, loads 3 and 5 levels of 4 children (64 and 1,024 records/s),
 #: measured 2026-11-28 on the slower of two 2-core machines (docs/performance.md, "UC4:
-#: loads a factor 1.4 either side of an instance"): twice 3: 1, 5: 2 in 7 min 32-34 s. A
-#: micro-batch costs a fixed 2.6-2.8 CPU-seconds plus 0.7 ms per record, so one instance
-#: sustains about 700 records/s and two about 1,400: 1,024 lies a factor 1.4 beyond the
-#: first and within the second. The loads before (3 and 4 levels, 256 records/s)
-#: sat within that noise of one instance's edge, and the table came out 4: 1, 4: 2 or
-#: 4: 3. The generator starts 8 s after the SUT, not 30: bench's warm-up batches have
-#: run the plan and the experiment's query has started before the delay begins.
+#: 5 levels at half a core, three runs"): 3: 1, 5: 2 twice in 7.5 min, then
+#: 3: 1, 5: 1. One instance sustains 700-1,000 records/s (more with larger batches), two
+#: about 1,300, so 1,024 lies near both edges; so did 256 at 0.4 of a core, the default
+#: before. Not reproducible yet, and the verdicts near an edge are flagged unstable. The
+#: generator starts 8 s after the SUT, not 30: bench's warm-up batches have run the plan
+#: and the experiment's query has started before the delay begins.
 CPU_PER_INSTANCE = 0.5
 MAIN_JOB: dict[str, Any] = {
     "load": {"loadValues": [3, 5]},
