@@ -6,6 +6,9 @@ appended), so the sum of the stage means must equal the end-to-end mean within
 :data:`MEAN_TOLERANCE_MS` (only records of different windows are averaged per stage),
 and the sum of the stage medians must be within :data:`MEDIAN_TOLERANCE` of the
 end-to-end median (medians do not add exactly).
+
+Four 5-s windows after the warm-up (200 window results of 50 sensors) are enough: with
+seven, the sums missed by 0.3 % (medians) and 0.1 % (means), far inside the tolerances.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ MEDIAN_TOLERANCE = 0.35
 
 def test_uc2_stage_latencies_add_up_to_the_end_to_end_latency(tmp_path: Path) -> None:
     cmd = [str(Path(sys.executable).parent / "bench"), "stages", "--plugin", "uc2", "--sensors", "50",
-           "--duration", "50", "--warmup", "15", "--drain", "12", "--set", "windowSizeMs=5000",
+           "--duration", "36", "--warmup", "15", "--drain", "12", "--set", "windowSizeMs=5000",
            "--set", "allowedLatenessMs=1000", "--results", str(tmp_path)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
