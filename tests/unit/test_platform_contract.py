@@ -18,6 +18,8 @@ from bench.plugins import Registry, load_plugins
 
 CORE = Path(__file__).resolve().parents[2] / "core" / "bench"
 BUILTIN = ("embedded", "external", "kubernetes")
+#: built-in options set from the environment (``BENCH_<NAME>``) only
+ENVIRONMENT_ONLY = frozenset({"spark_warmup"})
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +40,8 @@ def test_each_builtin_platform_declares_options_and_capabilities(registry: Regis
     ptype = registry.platforms[name]
     assert ptype.options, f"{name} declares no options"
     for opt in ptype.options:
-        assert opt.help and opt.flag.startswith("--"), opt
+        # spark_warmup (2026-11-29) has no flag yet: BENCH_SPARK_WARMUP sets it (contract.given_value)
+        assert opt.help and (opt.flag.startswith("--") or opt.name in ENVIRONMENT_ONLY), opt
     assert len({o.name for o in ptype.options}) == len(ptype.options)
     assert "lag" in ptype.capabilities.slis  # every SLO decision so far needs it
     assert ptype.option("bootstrap_servers") is not None

@@ -40,11 +40,21 @@ CONNECTOR = PlatformOption("connector", "Spark's Kafka I/O: native or python", "
 SPARK_CONF = PlatformOption("spark_conf", "Spark configuration of the SUT's session", "--conf", dict)
 METRICS_PORT = PlatformOption("metrics_port", "port of the run's Prometheus metrics", "--metrics-port", int,
                               min=1, max=65535)
+#: Whether the Spark driver runs the topology over throw-away topics before the
+#: experiment's query starts (:func:`bench.runtime.spark.sut_query.warm_up`, 15-45 s per
+#: SUT start on 2 cores). Off only for runs whose verdicts do not matter (tests of
+#: faults, interrupts, plumbing; smoke runs): the first measured micro-batch then
+#: compiles the plan, so the early lag is distorted. No flag (``bench run`` takes
+#: ``BENCH_SPARK_WARMUP=false`` from the environment, :mod:`bench.platforms.contract`).
+SPARK_WARMUP = PlatformOption("spark_warmup", "warm the SUT's query up before measuring (false: faster smoke "
+                              "runs and tests, but the first micro-batch's plan compilation distorts the early "
+                              "lag; never for verdicts that matter)", type=bool, default=True)
 #: what the platforms that run the SUT on this machine read besides Kafka
 LOCAL_SPARK = (
     PlatformOption("spark_master", "Spark master URL instead of local Spark", "--spark-master"),
     PlatformOption("spark_mode", "local Spark: local[N] in one JVM or a standalone master + workers",
                    "--spark-mode", choices=("local", "standalone")),
+    SPARK_WARMUP,
     TRIGGER,
     CONNECTOR,
     SPARK_CONF,

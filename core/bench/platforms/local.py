@@ -16,7 +16,7 @@ command line may set): ``bootstrap_servers``, ``spark_master`` (None: decided by
 ``spark_mode``), ``spark_mode`` (local|standalone), ``trigger_seconds``,
 ``sample_interval``, ``metrics_port``, ``max_records_per_trigger``, ``connector``
 (native|python; default native when Spark's connector is installed), ``spark_conf``,
-``sut_start_timeout``.
+``spark_warmup`` (default true; false skips the query's warm-up), ``sut_start_timeout``.
 """
 
 from __future__ import annotations
@@ -88,8 +88,7 @@ class LocalPlatform:
         self.options = dict(options)
         self.bootstrap_servers: str | None = options.get("bootstrap_servers") or None
         self.spark_mode = str(options.get("spark_mode") or "local")
-        if self.spark_mode not in ("local", "standalone"):
-            raise ValueError(f"spark_mode must be 'local' or 'standalone', got {self.spark_mode!r}")
+        local_sut.check_options(self.options)
         self._runs: dict[str, _Run] = {}
         #: whether the SUT's cpuPerInstance limit applied (for the environment record)
         self.cpu_limit_record: dict[str, Any] = {}
@@ -139,7 +138,8 @@ class LocalPlatform:
             "broker": self._describe_broker(),
             "connector": connector_description(self.connector),
             "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None,
-                      "conf": dict(self.options.get("spark_conf") or {})},
+                      "conf": dict(self.options.get("spark_conf") or {}),
+                      "warmup": local_sut.spark_warmup(self.options)},  # false: early lag is distorted
             "cpuLimit": dict(self.cpu_limit_record) or None,
         }
 

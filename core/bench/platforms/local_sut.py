@@ -54,6 +54,26 @@ def join_limit(limit: cpu_limit.CpuLimit | None, sut: Sequence[Child]) -> None:
             limit.add_tree(child.proc.pid)
 
 
+def spark_warmup(options: Mapping[str, Any]) -> bool:
+    """Whether the driver warms its query up (option ``spark_warmup``, default true). A
+    platform constructed without :mod:`bench.launch` (tests, scripts) gets the same
+    refusal of a non-bool as ``bench run``, before anything starts: ``"false"`` as a
+    string would otherwise be truthy and silently keep the warm-up."""
+    value = options.get("spark_warmup")
+    if value is None:
+        return True
+    if not isinstance(value, bool):
+        raise ValueError(f"spark_warmup {value!r}: takes true or false")
+    return value
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """The local platforms' options that would only fail later, once a broker runs."""
+    if str(options.get("spark_mode") or "local") not in ("local", "standalone"):
+        raise ValueError(f"spark_mode must be 'local' or 'standalone', got {options.get('spark_mode')!r}")
+    spark_warmup(options)
+
+
 def spark_payload(
     options: Mapping[str, Any], spec: ExperimentSpec, shape: InstanceShape, master: str | None
 ) -> dict[str, Any]:
@@ -64,6 +84,7 @@ def spark_payload(
     ``memory_per_instance_mb`` record the shape itself. The shape's Spark settings
     override the same keys of ``--conf``: the resource value is what the experiment
     measures, so a stray ``spark.executor.cores`` must not silently replace it.
+    ``warmup`` false skips the query's warm-up (:func:`spark_warmup`).
     """
     return {
         "use_case": spec.use_case.name,
@@ -76,6 +97,7 @@ def spark_payload(
         "spark_master": master or None,
         "trigger_seconds": options.get("trigger_seconds"),
         "max_records_per_trigger": options.get("max_records_per_trigger"),
+        "warmup": spark_warmup(options),
         "conf": {**dict(options.get("spark_conf") or {}), **shape.conf(master)},
     }
 

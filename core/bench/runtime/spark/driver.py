@@ -21,7 +21,8 @@ driver run that script instead of the use case's topology
 
 stdout carries JSON lines (:mod:`bench.runtime.host.child_protocol`): ``{"event": "started"}``
 once the query is ready (after a warm-up run of the topology over throw-away topics, see
-:func:`bench.runtime.spark.sut_query.warm_up`; ``"warmup": false`` in the spec skips it),
+:func:`bench.runtime.spark.sut_query.warm_up`; ``"warmup": false`` in the spec, from the
+platform option ``spark_warmup``, skips it for runs whose verdicts do not matter),
 ``{"event": "progress", ...}`` per micro-batch, ``{"event": "error", "message": ...}``
 on failure (exit 1). SIGTERM and SIGINT stop the query and Spark and exit 0.
 
