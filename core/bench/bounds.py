@@ -144,6 +144,8 @@ def check_execution(execution: Any, bench: Any, registry: Any = None) -> None:
                        ("sampleInterval", SAMPLE_INTERVAL), ("loadGenerationDelay", DELAY),
                        ("afterTeardownDelay", DELAY)):
         check_value(bound, getattr(ex, key), f"execution.execution.{key}")
+    if ex.earlySampleInterval:  # 0 or None: off
+        check_value(SAMPLE_INTERVAL, ex.earlySampleInterval, "execution.execution.earlySampleInterval")
     experiments = len(execution.load.loadValues) * len(execution.resources.resourceValues)
     if experiments > MAX_EXPERIMENTS:
         raise BoundError(f"execution: {experiments:,} experiments (load values x resource values), more than "

@@ -132,9 +132,16 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
 
 
 def decide(
-    slos: Sequence[Any], registry: Any, series: Mapping[str, Series], execution: Any, spec: Any, elapsed: float
+    slos: Sequence[Any], registry: Any, series: Mapping[str, Series], execution: Any, spec: Any, elapsed: float,
+    dense: Mapping[str, Series] | None = None,
 ) -> list[EarlyDecision]:
-    """One decision per SLO, by its own type; a type without ``decide_early`` never decides."""
+    """One decision per SLO, by its own type; a type without ``decide_early`` never decides.
+
+    ``dense``: the same SLIs sampled more often than the recorded ``series``
+    (``execution.earlySampleInterval``), for the SLOs on a trend only (a counting
+    rule's "certain" is about the recorded values). A decision on them stands only
+    where the verdict over the recorded samples so far, which is what this repetition
+    will be judged on if it ends now, says the same (:func:`_dense_decision`)."""
     from bench.patching import load_rate
 
     rate = load_rate(spec.objects, spec.load)
@@ -155,12 +162,33 @@ def decide(
         ctx = SloContext(load=float(spec.load), resources=float(spec.resources), warmup=warmup,
                          properties=slo.properties, load_rate=rate, duration=float(execution.duration),
                          period=period)
-        out.append(replace(slo_type.decide_early(s, ctx), slo=slo.name))
+        decision = slo_type.decide_early(s, ctx)
+        fine = (dense or {}).get(sli)
+        if decision.passed is None and fine is not None and slo_type.is_trend(slo.properties):
+            decision = _dense_decision(slo_type, s, fine, ctx, decision)
+        out.append(replace(decision, slo=slo.name))
     return out
 
 
+def _dense_decision(slo_type: Any, recorded: Series, fine: Series, ctx: SloContext,
+                    fallback: EarlyDecision) -> EarlyDecision:
+    """The rule on the densely sampled series, kept only where the recorded samples'
+    own verdict agrees: an early end is then judged as it was decided, by construction."""
+    decision: EarlyDecision = slo_type.decide_early(fine, ctx)
+    if decision.passed is None:
+        return fallback
+    try:
+        verdict = slo_type.check([recorded], ctx)
+    except (ValueError, ArithmeticError):
+        return fallback
+    if "error" in verdict.details or verdict.passed is not decision.passed:
+        return fallback
+    return replace(decision, reason=f"{decision.reason} (dense samples)")
+
+
 def decided(
-    slos: Sequence[Any], registry: Any, series: dict[str, Series], execution: Any, spec: Any, elapsed: float
+    slos: Sequence[Any], registry: Any, series: dict[str, Series], execution: Any, spec: Any, elapsed: float,
+    dense: Mapping[str, Series] | None = None,
 ) -> bool:
     """True once the experiment's verdict no longer depends on the rest of this repetition.
 
@@ -171,7 +199,7 @@ def decided(
     repetition's fail is not final (the lag trend is the median over repetitions)."""
     if not slos:
         return False
-    decisions = decide(slos, registry, series, execution, spec, elapsed)
+    decisions = decide(slos, registry, series, execution, spec, elapsed, dense)
     if all(d.passed is not None for d in decisions):
         return True
     return int(execution.repetitions) == 1 and any(d.passed is False for d in decisions)

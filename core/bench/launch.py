@@ -151,10 +151,9 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
         doc["load"]["loadType"] = opts["load_type"]
     if opts.get("resource_type"):
         doc["resources"]["resourceType"] = opts["resource_type"]
-    for opt, key in (("duration", "duration"), ("warmup", "warmup"), ("repetitions", "repetitions"),
-                     ("metric", "metric"), ("early_stop", "earlyStop"), ("sample_interval", "sampleInterval")):
-        if opts.get(opt) is not None:
-            ex[key] = opts[opt]
+    for opt in "duration warmup repetitions metric early_stop sample_interval early_sample_interval".split():
+        if opts.get(opt) is not None:  # execution.<the option in camelCase>
+            ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
     strategy = dict(ex.get("strategy") or {})
     if opts.get("search"):
         strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}

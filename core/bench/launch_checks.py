@@ -76,6 +76,8 @@ def check_options(opts: Mapping[str, Any]) -> None:
         if opts.get(option) is not None:
             flag = "--trigger" if option == "trigger_seconds" else "--" + option.replace("_", "-")
             bounds.check_value(bound, opts[option], flag)
+    if opts.get("early_sample_interval"):  # 0 turns the denser samples off
+        bounds.check_value(bounds.SAMPLE_INTERVAL, opts["early_sample_interval"], "--early-sample-interval")
     port = opts.get("metrics_port")
     if port is not None and not 1 <= port <= 65535:
         raise ConfigError(f"--metrics-port {port}: must be a port number from 1 to 65535")

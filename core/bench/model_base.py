@@ -204,6 +204,12 @@ class ExecutionParams(_Model):
     afterTeardownDelay: Number = Field(default=5, ge=0)
     sampleInterval: Number = Field(default=5, gt=0)
     earlyStop: bool = Field(default=True, strict=True)
+    #: with early stopping on, the SLIs are also sampled this often between the
+    #: recorded samples; those extra samples only feed the early decision of SLOs on a
+    #: trend (and are not stored), so verdicts and result files keep ``sampleInterval``.
+    #: Ten samples 5 s apart took 50 s before a repetition could be decided; ten 1 s
+    #: apart take 10 (20 s of span are still required). 0 or None: the recorded ones only.
+    earlySampleInterval: Number | None = Field(default=1, ge=0)
 
     @model_validator(mode="after")
     def _warmup_fits(self) -> ExecutionParams:

@@ -51,6 +51,9 @@ class FakePlatform:
         self.calls: list[str] = []
         self.experiments: list[tuple[float, float]] = []
         self.clock = 1_700_000_000.0
+        #: the engine's clock, when a test shares it: sample times then follow the ticks
+        self.now: Callable[[], float] | None = None
+        self.last = 0.0
         self.lag = 0.0
         self.open_count = 0
         self.closed = False
@@ -80,12 +83,16 @@ class FakePlatform:
         fault = self.faults.get(len(self.experiments))
         if fault is not None and self.samples_in_rep == 3:
             raise fault
-        self.clock += self.interval
+        step = self.interval
+        if self.now is not None:  # the engine's simulated clock: samples as often as it asks
+            step = self.now() - self.last if self.samples_in_rep > 1 else self.interval
+            self.last = self.now()
+        self.clock += step
         sut = next(o for o in spec.objects if o["kind"] == "BenchSut")
         gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
         capacity = float(spec.params.get("capacity", CAPACITY))
         rate = gen["spec"]["sensors"] * 1000 / gen["spec"]["periodMs"]
-        self.lag = max(0.0, self.lag + (rate - sut["spec"]["replicas"] * capacity) * self.interval)
+        self.lag = max(0.0, self.lag + (rate - sut["spec"]["replicas"] * capacity) * step)
         return Sample(self.clock, {"lag": self.lag})
 
     async def stop_generators(self, spec: ExperimentSpec) -> Sequence[GeneratorReport]:

@@ -73,6 +73,8 @@ def test_bench_validate_names_the_file_once(registry: Registry, tmp_path: Path) 
     (["--duration", "1e9"], "--duration 1e+09: must be at most 86400 s"),
     (["--repetitions", "100000"], "--repetitions 100000: must be at most 100"),
     (["--sample-interval", "0.001"], "--sample-interval 0.001: must be at least 0.1 s"),
+    (["--early-sample-interval", "0.001"], "--early-sample-interval 0.001: must be at least 0.1 s"),
+    (["--early-sample-interval", "nan"], "--early-sample-interval nan: must be a finite number"),
     (["--trigger", "1e9"], "--trigger 1e+09: must be at most 3600 s"),
     (["--set", "sut.cpuPerInstance=-1"], "--set sut.cpuPerInstance=-1: must be at least 0 cores"),
     (["--set", "sut.cpuPerInstance=.nan"], "--set sut.cpuPerInstance=nan: must be a finite number"),

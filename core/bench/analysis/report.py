@@ -216,7 +216,7 @@ def _environment_section(run: RunFiles) -> str:
     parts = []
     ex = (run.execution or {}).get("execution") or {}
     if ex:
-        keys = ("metric", "duration", "warmup", "repetitions", "sampleInterval", "earlyStop")
+        keys = ("metric", "duration", "warmup", "repetitions", "sampleInterval", "earlyStop", "earlySampleInterval")
         parts.append(_table(["execution", "value"], [[k, escape(str(ex.get(k)))] for k in keys if k in ex]))
     if run.environment:
         parts.append(_table(["environment", "value"], [[escape(k), escape(v)] for k, v in _flatten(run.environment)]))

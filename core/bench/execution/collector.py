@@ -2,7 +2,8 @@
 
 The loop samples every ``sampleInterval`` seconds from the moment the generators
 started until ``duration`` has passed, or until the SLO evaluator says the rest of the
-repetition can no longer change the verdict (early stopping). Sleeps are measured
+repetition can no longer change the verdict (early stopping; denser samples in between
+feed that decision only, ``earlySampleInterval``). Sleeps are measured
 against the start, not chained, so slow samples do not stretch the repetition.
 """
 
@@ -53,15 +54,26 @@ class SliCollector:
         self.eta = eta
 
     async def collect(self, spec: ExperimentSpec, label: str) -> Samples:
-        """Sample the running SUT and generators until the repetition is over."""
+        """Sample the running SUT and generators until the repetition is over.
+
+        With early stopping and ``earlySampleInterval`` shorter than ``sampleInterval``,
+        the loop ticks ``k`` times per recorded sample; every tick feeds the early
+        decision, every ``k``-th (and the last) is recorded, at the times the plain
+        loop would record them."""
         ex = self.settings
-        samples = Samples()
+        samples, dense = Samples(), Samples()
+        per_record = self.ticks_per_sample()
+        step = ex.sampleInterval / per_record
         started = self.clock()
         next_tick = started
+        tick = 0
         while True:
             sample = await self.platform.sample(spec)
-            samples.add(sample.values, sample.timestamp, spec.group_id)
             elapsed = self.clock() - started
+            if tick % per_record == 0 or elapsed >= ex.duration:
+                samples.add(sample.values, sample.timestamp, spec.group_id)
+            if per_record > 1:
+                dense.add(sample.values, sample.timestamp, spec.group_id)
             lag = sample.values.get("lag")
             self.progress(
                 f"{label}: {elapsed:5.0f}/{ex.duration:g} s"
@@ -71,10 +83,22 @@ class SliCollector:
             )
             if elapsed >= ex.duration:
                 return samples
-            if ex.earlyStop and self.evaluator.decided_early(samples.series, spec, elapsed):
+            if ex.earlyStop and self.evaluator.decided_early(samples.series, spec, elapsed,
+                                                             dense.series if per_record > 1 else None):
                 self.progress(f"{label}: {', '.join(self.evaluator.early_deciders())} decided early at "
                               f"{elapsed:.0f} s", False)
                 samples.early = True
                 return samples
-            next_tick += ex.sampleInterval
+            tick += 1
+            next_tick += step
             await self.sleep(max(0.0, min(next_tick - self.clock(), ex.duration - elapsed)))
+
+    def ticks_per_sample(self) -> int:
+        """How many samples the loop takes per recorded one: 1 unless early stopping
+        asks for denser samples (``earlySampleInterval``), rounded so that the
+        recorded ones keep their ``sampleInterval`` grid."""
+        ex = self.settings
+        if (not ex.earlyStop or not ex.earlySampleInterval or ex.earlySampleInterval >= ex.sampleInterval
+                or not self.evaluator.wants_dense()):
+            return 1
+        return math.ceil(ex.sampleInterval / ex.earlySampleInterval - 1e-9)

@@ -51,9 +51,16 @@ class SloEvaluator:
             verdicts[slo.name] = verdict
         return verdicts
 
-    def decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float) -> bool:
-        """Whether the rest of this repetition can no longer change the experiment's verdict."""
-        return decided(self.slos, self.registry, series, self.settings, spec, elapsed)
+    def decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float,
+                      dense: Mapping[str, Series] | None = None) -> bool:
+        """Whether the rest of this repetition can no longer change the experiment's verdict
+        (``dense``: the SLIs sampled between the recorded samples, see ``decide``)."""
+        return decided(self.slos, self.registry, series, self.settings, spec, elapsed, dense)
+
+    def wants_dense(self) -> bool:
+        """Whether denser samples could decide anything early: only SLOs on a trend use them."""
+        return any(slo.sloType in self.registry.slos and self.registry.slos[slo.sloType].can_decide_early()
+                   and self.registry.slos[slo.sloType].is_trend(slo.properties) for slo in self.slos)
 
     def early_deciders(self) -> list[str]:
         """The names of the SLOs whose type can end a repetition early (for the progress line)."""

@@ -1,0 +1,100 @@
+"""Denser samples for the early decision (``execution.earlySampleInterval``): they end
+a repetition sooner, are never recorded, and never decide against the recorded samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from bench import early_stop
+from bench.engine import Engine, RunConfig
+from bench.execution.evaluator import SloEvaluator
+from bench.launch import resolve_run
+from bench.model import ExecutionParams, SloDef, parse_benchmark, parse_execution
+from bench.plugins import load_plugins
+from bench.results import read_series
+
+from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
+from .test_early_stop import REGISTRY, Spec, execution, lag_slo, series
+from .test_engine import SimClock
+
+
+@pytest.fixture(scope="module")
+def registry():  # type: ignore[no-untyped-def]
+    reg = load_plugins()
+    reg.use_cases["fake"] = FAKE_USE_CASE
+    return reg
+
+
+def _config(tmp_path: Path, dense: float | None) -> RunConfig:
+    execution = parse_execution({
+        "benchmark": "fake",
+        "load": {"loadType": "NumSensors", "loadValues": [1500]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1, 2]},
+        "execution": {"duration": 300, "warmup": 60, "repetitions": 3, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlySampleInterval": dense},
+    })
+    return RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
+                     results_dir=tmp_path)
+
+
+async def _run(registry: Any, tmp_path: Path, dense: float | None) -> tuple[Any, float, int]:
+    clock, platform = SimClock(), FakePlatform()
+    platform.now = clock
+    calls = 0
+    sample = platform.sample
+
+    async def counting(spec: Any, sample: Any = sample) -> Any:
+        nonlocal calls
+        calls += 1
+        return await sample(spec)
+
+    platform.sample = counting  # type: ignore[method-assign]
+    outcome = await Engine(registry, _config(tmp_path, dense), platform, clock=clock, sleep=clock.sleep).run()
+    return outcome, clock.now, calls
+
+
+async def test_dense_samples_decide_sooner_with_the_same_table_and_the_same_recorded_grid(
+    registry: Any, tmp_path: Path
+) -> None:
+    plain, plain_s, _ = await _run(registry, tmp_path / "plain", None)
+    dense, dense_s, calls = await _run(registry, tmp_path / "dense", 1.0)
+    assert dense.table == plain.table == {1500.0: 2.0}
+    assert dense_s < 0.8 * plain_s
+    recorded = read_series(tmp_path / "dense" / f"exp{dense.exp_id}_1500_2_sli_lag-trend_0.csv")
+    assert set(np.diff(recorded.timestamps)) == {5.0}  # only the grid's samples are stored
+    assert calls > 2 * len(recorded.values)  # ... though the platform was asked far more often
+
+
+def test_a_dense_decision_the_recorded_samples_contradict_does_not_stand() -> None:
+    """Dense samples flat, the few recorded ones rising steeply: the recorded verdict
+    (what this repetition would be judged on) fails, so "pass" must not end it."""
+    flat = series(0.0, seconds=60, step=1.0)
+    rising = series(2000.0, seconds=60, step=20.0)
+    [d] = early_stop.decide([lag_slo()], REGISTRY, {"lag": rising}, execution(), Spec(), 0.0, {"lag": flat})
+    assert d.passed is None
+    [agreed] = early_stop.decide([lag_slo()], REGISTRY, {"lag": series(0.0, seconds=60, step=20.0)},
+                                 execution(), Spec(), 0.0, {"lag": flat})
+    assert agreed.passed is True and "dense" in agreed.reason
+
+
+def test_only_trend_slos_ask_for_dense_samples() -> None:
+    params = ExecutionParams(duration=300, warmup=60, sampleInterval=5)
+    latency = SloDef(name="latency", sloType="latency", properties={"percentile": 99, "threshold": 1000})
+    assert SloEvaluator(REGISTRY, [lag_slo()], params).wants_dense()
+    assert not SloEvaluator(REGISTRY, [latency], params).wants_dense()
+
+
+def test_the_setting_is_checked() -> None:
+    with pytest.raises(ValueError, match="earlySampleInterval"):
+        ExecutionParams(earlySampleInterval=-1)
+    assert ExecutionParams().earlySampleInterval == 1
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, 1.0), (2.5, 2.5), (0.0, 0.0)])
+def test_the_command_line_sets_it_and_zero_turns_it_off(given: float | None, expected: float | None) -> None:
+    prepared = resolve_run(REGISTRY, {"plugin": "uc1", "loads": "1000", "resources": "1",
+                                      "early_sample_interval": given})
+    assert prepared.execution.execution.earlySampleInterval == expected
