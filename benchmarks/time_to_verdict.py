@@ -166,6 +166,10 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=None, help="SLI sample interval (s); default 5 (quick 2)")
     parser.add_argument("--repetitions", type=int, default=None, help="default 3 (quick: 1)")
     parser.add_argument("--predict", action="store_true", help="also run bench's default with --predict")
+    parser.add_argument("--reference-seconds", type=float, default=None, metavar="S",
+                        help="do not run the reference procedure: its length is fixed by design (no early stop, "
+                             "every repetition in full); compare with S, its time in an earlier run of the same "
+                             "settings. The table marks the row: not paired, verdicts not compared")
     args = parser.parse_args()
     plugins = list(USE_CASES) if args.plugin == "all" else [p.strip() for p in args.plugin.split(",") if p.strip()]
     args.rounds = args.rounds or (1 if args.quick else 3)
@@ -176,7 +180,7 @@ def main() -> int:
 
     configure_logging("console", 0)
     registry = load_plugins()
-    modes = ["reference", "default", *(["predict"] if args.predict else [])]
+    modes = [*([] if args.reference_seconds else ["reference"]), "default", *(["predict"] if args.predict else [])]
     banner(f"time to verdict, {', '.join(plugins)}; commit {commit()}")
     print(f"duration {args.duration:g} s, warm-up {args.warmup:g} s, sample every {args.interval:g} s, "
           f"{args.repetitions} repetition(s), {args.rounds} round(s); Spark instances {args.cpu_per_instance:g} "
@@ -207,7 +211,11 @@ def main() -> int:
                           f" table {run.table}{expected} ({run.before} before, {run.after} after)", flush=True)
                     for record in run.records:
                         print(f"    {describe(record)}", flush=True)
-                compare(results[plugin], runs["default"], runs["reference"], f"round {rnd + 1} {plugin}")
+                if "reference" in runs:
+                    compare(results[plugin], runs["default"], runs["reference"], f"round {rnd + 1} {plugin}")
+                else:
+                    results[plugin].runs["reference"].append(Run("reference", args.reference_seconds, {}, [],
+                                                                 "an earlier run", "(not paired)"))
     stamp = time.strftime("%Y-%m-%d")
     print()
     print(f"verdicts that differ (bench's default against the reference), {stamp}, commit {commit()}:")
