@@ -37,6 +37,11 @@ SHORT = ["--loads", "500", "--resources", "1", "--duration", "12", "--warmup", "
          "--no-early-stop", "--broker", "kafka"]  # fmt: skip
 
 
+#: the Spark SUT without its query warm-up (platform option spark_warmup): these tests judge
+#: retries and cleanup, not verdicts, so each Spark start saves the warm-up's 15-45 s
+NO_WARMUP = {"BENCH_SPARK_WARMUP": "false"}
+
+
 def marked(token: str) -> dict[int, str]:
     return marked_by(MARK, token)
 
@@ -222,13 +227,15 @@ def test_kill_9_of_the_cli_leaves_nothing_and_resume_finishes_the_run(tmp_path: 
 def test_killed_spark_driver_of_uc1_is_retried_to_the_final_table(tmp_path: Path) -> None:
     """Also a run of ``bench run`` through the engine to its final table on real Spark on
     one machine. Any verdict will do, so the repetition is short: the kill comes 3 s into
-    the first attempt, and the retry's 7 samples after its 6-s warm-up still give a slope."""
+    the first attempt, and the retry's 7 samples after its 6-s warm-up still give a slope.
+    Both Spark starts skip the query warm-up (NO_WARMUP), which the environment file records."""
     from bench.plugins import load_plugins
 
     if "uc1" not in load_plugins().use_cases:
         pytest.skip("use case uc1 not installed")
     bench = Bench(tmp_path, ["--plugin", "uc1", "--loads", "500", "--resources", "1", "--duration", "20",
                              "--warmup", "6", "--sample-interval", "2", "--repetitions", "1", "--no-early-stop"])
+    bench.env.update(NO_WARMUP)
     bench.start()
     bench.inject(kill("bench.runtime.spark.driver"))
     code, out = bench.finish(timeout=600)
@@ -239,3 +246,4 @@ def test_killed_spark_driver_of_uc1_is_retried_to_the_final_table(tmp_path: Path
     rows = (bench.results / "exp0_demand.csv").read_text().splitlines()
     assert rows[0] == "load,resources" and rows[1].startswith("500,")
     assert bench.result()["complete"] is True
+    assert json.loads((bench.results / "exp0-environment.json").read_text())["spark"]["warmup"] is False
