@@ -48,6 +48,8 @@ class FakePlatform:
         self.faults = dict(faults or {})
         self.behind_at = behind_at
         self.samples_in_rep = 0
+        #: every sample() of the run, for tests that count what was asked of the platform
+        self.sample_calls = 0
         self.calls: list[str] = []
         self.experiments: list[tuple[float, float]] = []
         self.clock = 1_700_000_000.0
@@ -80,6 +82,7 @@ class FakePlatform:
 
     async def sample(self, spec: ExperimentSpec) -> Sample:
         self.samples_in_rep += 1
+        self.sample_calls += 1
         fault = self.faults.get(len(self.experiments))
         if fault is not None and self.samples_in_rep == 3:
             raise fault

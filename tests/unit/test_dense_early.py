@@ -43,17 +43,8 @@ def _config(tmp_path: Path, dense: float | None) -> RunConfig:
 async def _run(registry: Any, tmp_path: Path, dense: float | None) -> tuple[Any, float, int]:
     clock, platform = SimClock(), FakePlatform()
     platform.now = clock
-    calls = 0
-    sample = platform.sample
-
-    async def counting(spec: Any, sample: Any = sample) -> Any:
-        nonlocal calls
-        calls += 1
-        return await sample(spec)
-
-    platform.sample = counting  # type: ignore[method-assign]
     outcome = await Engine(registry, _config(tmp_path, dense), platform, clock=clock, sleep=clock.sleep).run()
-    return outcome, clock.now, calls
+    return outcome, clock.now, platform.sample_calls
 
 
 async def test_dense_samples_decide_sooner_with_the_same_table_and_the_same_recorded_grid(

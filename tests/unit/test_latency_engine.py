@@ -92,17 +92,8 @@ async def test_a_latency_slo_stops_early_with_the_same_table(registry, tmp_path:
     tables = {}
     for early in (False, True):
         clock, platform = SimClock(), LatencyPlatform()
-        calls = 0
-        sample = platform.sample
-
-        async def counting(spec: Any, sample: Any = sample) -> Any:
-            nonlocal calls
-            calls += 1
-            return await sample(spec)
-
-        platform.sample = counting  # type: ignore[method-assign]
         outcome = await Engine(registry, _config(tmp_path / str(early), slo, early_stop=early), platform,
                                clock=clock, sleep=clock.sleep).run()
-        counts[early], tables[early] = calls, outcome.table
+        counts[early], tables[early] = platform.sample_calls, outcome.table
     assert tables[True] == tables[False] == {1500.0: 2.0, 2500.0: 3.0}
     assert counts[True] < 0.8 * counts[False]
