@@ -41,7 +41,7 @@ SPARK_CONF = PlatformOption("spark_conf", "Spark configuration of the SUT's sess
 METRICS_PORT = PlatformOption("metrics_port", "port of the run's Prometheus metrics", "--metrics-port", int,
                               min=1, max=65535)
 #: Whether the Spark driver runs the topology over throw-away topics before the
-#: experiment's query starts (:func:`bench.runtime.spark.sut_query.warm_up`, 15-45 s per
+#: experiment's query starts (:func:`bench.runtime.spark.sut_query.warm_up`, 4-8 s per
 #: SUT start on 2 cores). Off only for runs whose verdicts do not matter (tests of
 #: faults, interrupts, plumbing; smoke runs): the first measured micro-batch then
 #: compiles the plan, so the early lag is distorted. No flag (``bench run`` takes
