@@ -38,7 +38,7 @@ SHORT = ["--loads", "500", "--resources", "1", "--duration", "12", "--warmup", "
 
 
 #: the Spark SUT without its query warm-up (platform option spark_warmup): these tests judge
-#: retries and cleanup, not verdicts, so each Spark start saves the warm-up's 15-45 s
+#: retries and cleanup, not verdicts, so each Spark start saves the warm-up's 4-8 s
 NO_WARMUP = {"BENCH_SPARK_WARMUP": "false"}
 
 
