@@ -2,10 +2,11 @@
 
 Design (why, not what):
 
-* Registry join = a stateful operator keyed by sensor (``applyInPandasWithState``).
-  Each registry event is exploded into one row per child (its parent list) and
-  unioned with the measurements; the operator keeps a child's parents as its state
-  and duplicates each measurement to them. A new registry event therefore takes
+* Registry join = a stateful operator (``applyInPandasWithState``) keyed by a bucket
+  of sensors (a hash of the child's name). Each registry event is exploded into one
+  row per child (its parent list) and unioned with the measurements; the operator
+  keeps each child's parents in its bucket's state and duplicates each measurement
+  to them. A new registry event therefore takes
   effect in the micro-batch in which it arrives, without restarting the query, and
   the registry is partitioned like the data (no driver-side copy, no broadcast
   of a tree with 4^n leaves per batch). Within a batch the newest registry row
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 UNION_SCHEMA = "child string, kind int, ts timestamp, value double, parents string, reg_ts long, reg_offset long"
 DUPLICATED_SCHEMA = "grp string, child string, ts timestamp, value double"
-STATE_SCHEMA = "parents string, reg_ts long, reg_offset long"
+STATE_SCHEMA = "registry string"
 KIND_REGISTRY = 0
 KIND_MEASUREMENT = 1
 FEEDBACK_SCHEMA = "identifier string, timestamp long, sumInW double"
@@ -94,18 +95,18 @@ def _no_rows() -> pd.DataFrame:
                          "ts": pd.Series([], dtype="datetime64[ns]"), "value": pd.Series([], dtype=float)})
 
 
-def duplicate_to_parents(key: tuple[str], frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
-    """Per child: apply its newest registry row, then send its measurements to each parent.
+def duplicate_to_parents(key: tuple[int], frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
+    """Per bucket of children: apply each child's newest registry row, then send its
+    measurements to each of its parents.
 
-    Called once per child and micro-batch (1,365 times a batch at 5 levels), so it works
-    on numpy arrays and builds one frame: the pandas version (masks, a sort, a frame per
-    parent and a concat) cost 2.1 ms a call against 0.3 ms (docs/performance.md, "UC4: the
-    per-child registry join").
+    The state is one JSON map per bucket (child -> [parents, reg_ts, reg_offset]), not
+    one row per child: ``applyInPandasWithState`` costs several ms of Spark's own work
+    per group and batch, which at 1,365 children (5 levels) took 15-20 s of a 25-s batch
+    on half a core (2026-11-29); a few buckets per task slot cost a few calls. The map is
+    written back only when a registry row changed it.
     """
-    import numpy as np
     import pandas as pd
 
-    (child,) = key
     chunks = [f for f in frames if len(f)]
     if not chunks:
         yield _no_rows()
@@ -116,32 +117,38 @@ def duplicate_to_parents(key: tuple[str], frames: Iterator[pd.DataFrame], state:
         with warnings.catch_warnings():  # all-NA columns (value of registry rows) are expected
             warnings.simplefilter("ignore", FutureWarning)
             frame = pd.concat(chunks, ignore_index=True)
+    known: dict[str, list[Any]] = json.loads(state.get[0]) if state.exists else {}
     kind = frame["kind"].to_numpy()
-    current: tuple[str, int, int] | None = state.get if state.exists else None
     is_registry = kind == KIND_REGISTRY
     if is_registry.any():
-        reg_ts = frame["reg_ts"].to_numpy()[is_registry].astype("int64")
-        reg_offset = frame["reg_offset"].to_numpy()[is_registry].astype("int64")
-        newest = int(np.lexsort((reg_offset, reg_ts))[-1])  # latest timestamp, then offset
-        candidate = (str(frame["parents"].to_numpy()[is_registry][newest]), int(reg_ts[newest]),
-                     int(reg_offset[newest]))
-        if current is None or candidate[1:] >= tuple(current[1:]):
-            current = candidate
-            state.update(current)
-    is_measurement = kind == KIND_MEASUREMENT
-    count = int(is_measurement.sum())
-    parents: list[str] = json.loads(current[0]) if current is not None else []
-    if not parents or not count:
+        rows = frame.loc[is_registry, ["child", "parents", "reg_ts", "reg_offset"]].astype(
+            {"reg_ts": "int64", "reg_offset": "int64"})
+        # latest timestamp, then offset, per child (the newest row of the batch wins)
+        newest = rows.sort_values(["child", "reg_ts", "reg_offset"]).drop_duplicates("child", keep="last")
+        changed = False
+        for child, parents, reg_ts, reg_offset in zip(newest["child"], newest["parents"], newest["reg_ts"],
+                                                      newest["reg_offset"], strict=True):
+            current = known.get(child)
+            if current is None or (int(reg_ts), int(reg_offset)) >= (current[1], current[2]):
+                known[child] = [json.loads(parents), int(reg_ts), int(reg_offset)]
+                changed = True
+        if changed:
+            state.update((json.dumps(known),))
+    measurements = frame.loc[kind == KIND_MEASUREMENT, ["child", "ts", "value"]]
+    pairs = [(child, parent) for child in measurements["child"].unique() if child in known
+             for parent in known[child][0]]
+    if not pairs:
         yield _no_rows()
         return
-    yield pd.DataFrame(
-        {
-            "grp": np.repeat(np.array(parents, dtype=object), count),
-            "child": child,
-            "ts": np.tile(frame["ts"].to_numpy()[is_measurement], len(parents)),
-            "value": np.tile(frame["value"].to_numpy()[is_measurement], len(parents)),
-        }
-    )
+    out = measurements.merge(pd.DataFrame(pairs, columns=["child", "grp"]), on="child", how="inner")
+    yield out[["grp", "child", "ts", "value"]]
+
+
+def buckets_for(partitions: int) -> int:
+    """Buckets of children for the registry join: enough that every task slot gets
+    some (hashing spreads 4 per partition unevenly but without an idle one in practice),
+    few enough that Spark's per-group cost stays small."""
+    return max(8, 4 * max(1, partitions))
 
 
 def _measurement_rows(df: DataFrame) -> DataFrame:
@@ -228,7 +235,9 @@ def build(ctx: TopologyContext) -> StreamingPlan:
             _measurement_rows(_feedback_rows(ctx.read_topic("aggregation-feedback")))
         )
     union = measurements.unionByName(_registry_rows(ctx.read_topic("configuration"), feedback))
-    duplicated = union.groupBy("child").applyInPandasWithState(
+    buckets = buckets_for(int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or 1))
+    bucketed = union.withColumn("bucket", F.pmod(F.hash("child"), F.lit(buckets)))
+    duplicated = bucketed.groupBy("bucket").applyInPandasWithState(
         duplicate_to_parents, DUPLICATED_SCHEMA, STATE_SCHEMA, "append", "NoTimeout"
     )
     results = aggregate_windows(duplicated, window_ms, grace_ms)

@@ -101,6 +101,7 @@ class FakeState:
 
     def __init__(self, value: tuple[Any, ...] | None = None) -> None:
         self.value = value
+        self.updates = 0
 
     @property
     def exists(self) -> bool:
@@ -113,6 +114,7 @@ class FakeState:
 
     def update(self, value: tuple[Any, ...]) -> None:
         self.value = value
+        self.updates += 1
 
 
 def _rows(*rows: dict[str, Any]) -> pd.DataFrame:
@@ -129,7 +131,11 @@ def _m(value: float) -> dict[str, Any]:
 
 
 def _join(state: FakeState, *frames: pd.DataFrame) -> pd.DataFrame:
-    return pd.concat(list(topology.duplicate_to_parents(("s_0",), iter(frames), state)))
+    return pd.concat(list(topology.duplicate_to_parents((0,), iter(frames), state)))
+
+
+def _known(state: FakeState) -> dict[str, Any]:
+    return dict(json.loads(state.get[0]))
 
 
 def test_join_applies_the_newest_registry_row_of_the_batch_before_its_measurements() -> None:
@@ -137,15 +143,35 @@ def test_join_applies_the_newest_registry_row_of_the_batch_before_its_measuremen
     # the registry row arrives in a later chunk than the measurement: still applied first
     out = _join(state, _rows(_m(5.0)), _rows(_reg(["b"], 2, 1), _reg(["a", "c"], 1, 0)))
     assert list(out["grp"]) == ["b"] and list(out["value"]) == [5.0]
-    assert state.get == (json.dumps(["b"]), 2, 1)
+    assert _known(state) == {"s_0": [["b"], 2, 1]}
 
 
 def test_join_keeps_parents_across_batches_and_ignores_older_registry_rows() -> None:
-    state = FakeState((json.dumps(["a", "root"]), 5, 3))
+    state = FakeState((json.dumps({"s_0": [["a", "root"], 5, 3]}),))
     out = _join(state, _rows(_m(1.0), _m(2.0)))
     assert sorted(zip(out["grp"], out["value"], strict=True)) == [("a", 1.0), ("a", 2.0), ("root", 1.0), ("root", 2.0)]
     out = _join(state, _rows(_reg(["old"], 4, 9), _m(3.0)))
     assert list(out["grp"]) == ["a", "root"]
+
+
+def test_a_bucket_keeps_each_childs_parents_apart_and_writes_its_state_only_on_change() -> None:
+    state = FakeState()
+    first = _rows({**_reg(["g1"], 1, 0), "child": "s_1"}, {**_reg(["g2", "root"], 1, 1), "child": "s_2"},
+                  {**_m(1.0), "child": "s_1"}, {**_m(2.0), "child": "s_2"}, {**_m(3.0), "child": "s_9"})
+    out = _join(state, first)
+    assert sorted(zip(out["grp"], out["child"], out["value"], strict=True)) == [
+        ("g1", "s_1", 1.0), ("g2", "s_2", 2.0), ("root", "s_2", 2.0)]
+    assert state.updates == 1
+    # measurements only: the state is read, not written again
+    out = _join(state, _rows({**_m(4.0), "child": "s_2"}))
+    assert sorted(out["grp"]) == ["g2", "root"] and state.updates == 1
+    # a move of s_1 leaves s_2 where it was
+    _join(state, _rows({**_reg(["g2"], 2, 5), "child": "s_1"}))
+    assert _known(state) == {"s_1": [["g2"], 2, 5], "s_2": [["g2", "root"], 1, 1]} and state.updates == 2
+
+
+def test_buckets_cover_every_task_slot() -> None:
+    assert topology.buckets_for(1) == 8 and topology.buckets_for(6) == 24 and topology.buckets_for(0) == 8
 
 
 def test_join_drops_measurements_of_unknown_sensors() -> None:
