@@ -128,6 +128,20 @@ def test_job_reaches_the_driver_as_a_config_map_and_conf_reaches_the_session() -
     assert conf["spark.executor.cores"] == "1"  # the resource shape wins over --conf, as on one machine
 
 
+def test_the_use_cases_own_spark_settings_reach_the_application_under_conf() -> None:
+    import dataclasses
+
+    spec = experiment()
+    own = {"spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1", "spark.x": "own"}
+    spec = dataclasses.replace(spec, use_case=dataclasses.replace(spec.use_case, spark_conf=own))
+    objs = render_manifests(spec, {"namespace": "ns", "spark_conf": {"spark.x": "given"}})
+    app = next(o for o in objs if o["kind"] == "SparkApplication")
+    assert app["spec"]["sparkConf"]["spark.executor.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert app["spec"]["sparkConf"]["spark.x"] == "given"  # --conf over the use case's own
+    payload = json.loads(next(o for o in objs if o["kind"] == "ConfigMap")["data"]["spec.json"])
+    assert payload["conf"] == {"spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1", "spark.x": "given"}
+
+
 def test_job_conf_and_metrics_port_are_accepted_on_kubernetes() -> None:
     out = CliRunner().invoke(cli, ["run", "--job", str(EXAMPLE), "--platform", "kubernetes", "--dry-run",
                                    "--bootstrap-servers", "kafka:9092", "--loads", "1000", "--resources", "1",

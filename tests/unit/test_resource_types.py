@@ -150,10 +150,10 @@ def test_threads_and_pod_resources_values_are_whole_threads() -> None:
 # --------------------------------------------------------------------------- embedded
 
 
-def experiment(**sut_spec: Any) -> ExperimentSpec:
+def experiment(spark_conf: dict[str, str] | None = None, **sut_spec: Any) -> ExperimentSpec:
     return ExperimentSpec(
         experiment_id="exp1",
-        use_case=UseCase(name="uc1", description="test", default_benchmark=dict),
+        use_case=UseCase(name="uc1", description="test", default_benchmark=dict, spark_conf=spark_conf or {}),
         objects=[
             sut(**sut_spec),
             {"kind": "BenchGenerator", "metadata": {"name": "generator"}, "spec": {"replicas": 1, "sensors": 10}},
@@ -173,6 +173,17 @@ def test_local_mode_cores_become_task_slots_and_memory_the_driver_heap() -> None
     assert payload["spark_master"] is None
     # one JVM holds all three instances; the resource value wins over --conf
     assert payload["conf"] == {"spark.driver.memory": "2304m", "spark.x": "1"}
+
+
+def test_the_use_cases_own_spark_settings_yield_to_conf_and_the_shape() -> None:
+    shape = InstanceShape.of({"memoryPerInstanceMb": 512}, 2)
+    own = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1", "spark.x": "own", "spark.driver.memory": "8g"}
+    payload = spark_payload({"spark_conf": {"spark.x": "given"}}, experiment(spark_conf=own), shape, None)
+    assert payload["conf"] == {
+        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",  # kept: nobody overrides it
+        "spark.x": "given",  # --conf wins over the use case
+        "spark.driver.memory": "1024m",  # the resource shape wins over both
+    }
 
 
 def test_standalone_master_gets_executors_of_the_instance_shape() -> None:

@@ -137,7 +137,8 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         extra, volumes, mounts = [job_map], [*volumes, {"name": "job", "configMap": {"name": f"{base}-job"}}], \
             [*mounts, {"name": "job", "mountPath": JOB_DIR}]
     secret_volumes, secret_mounts = kafka_volume(options)
-    user_conf = {str(k): str(v) for k, v in dict((options or {}).get("spark_conf") or {}).items()}
+    given = {**dict(spec.use_case.spark_conf), **dict((options or {}).get("spark_conf") or {})}
+    user_conf = {str(k): str(v) for k, v in given.items()}
     payload = {
         "use_case": spec.use_case.name,
         "bootstrap_servers": str(option(options, "kafka_bootstrap")),
@@ -157,7 +158,7 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         "experiment": spec.experiment_id,
         "metrics_port": int(option(options, "sut_metrics_port")),
     }
-    # --conf, then the shape: the resource value is what is measured (as spark_payload)
+    # the use case's own, --conf, then the shape: the resource value is what is measured (as spark_payload)
     payload["conf"] = dict(user_conf)
     if standalone:  # the driver asks the master for executors of the workers' size
         payload["conf"].update({"spark.executor.cores": str(cores), "spark.executor.memory": memory,

@@ -90,8 +90,9 @@ class LocalPlatform:
         self.spark_mode = str(options.get("spark_mode") or "local")
         local_sut.check_options(self.options)
         self._runs: dict[str, _Run] = {}
-        #: whether the SUT's cpuPerInstance limit applied (for the environment record)
+        #: for the environment record: whether the SUT's CPU limit applied, the use case's Spark settings
         self.cpu_limit_record: dict[str, Any] = {}
+        self.use_case_conf: dict[str, str] = {}
         # The runner hands over the registry it built; loading the plugins again here
         # would see a different set when a plugin was added with ``extra``.
         self._registry: Registry | None = registry
@@ -138,7 +139,7 @@ class LocalPlatform:
             "broker": self._describe_broker(),
             "connector": connector_description(self.connector),
             "spark": {"mode": self.spark_mode, "master": self.options.get("spark_master") or None,
-                      "conf": dict(self.options.get("spark_conf") or {}),
+                      "conf": {**self.use_case_conf, **dict(self.options.get("spark_conf") or {})},
                       "warmup": local_sut.spark_warmup(self.options)},  # false: early lag is distorted
             "cpuLimit": dict(self.cpu_limit_record) or None,
         }
@@ -241,6 +242,7 @@ class LocalPlatform:
                 run.cluster = SparkCluster(replicas, shape.worker_memory, shape.cores)
                 await run.cluster.start()
             master = run.cluster.master_url
+        self.use_case_conf = dict(spec.use_case.spark_conf)
         payload = {
             **spark_payload(self.options, spec, shape, master),
             "bootstrap_servers": self.servers,

@@ -83,7 +83,8 @@ def spark_payload(
     :class:`InstanceShape`); ``executors``, ``cores_per_instance`` and
     ``memory_per_instance_mb`` record the shape itself. The shape's Spark settings
     override the same keys of ``--conf``: the resource value is what the experiment
-    measures, so a stray ``spark.executor.cores`` must not silently replace it.
+    measures, so a stray ``spark.executor.cores`` must not silently replace it; ``--conf``
+    overrides the use case's own settings (``UseCase.spark_conf``).
     ``warmup`` false skips the query's warm-up (:func:`spark_warmup`).
     """
     return {
@@ -98,6 +99,6 @@ def spark_payload(
         "trigger_seconds": options.get("trigger_seconds"),
         "max_records_per_trigger": options.get("max_records_per_trigger"),
         "warmup": spark_warmup(options),
-        "conf": {**dict(options.get("spark_conf") or {}), **shape.conf(master)},
+        "conf": {**dict(spec.use_case.spark_conf), **dict(options.get("spark_conf") or {}), **shape.conf(master)},
     }
 

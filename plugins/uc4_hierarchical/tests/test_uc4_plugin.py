@@ -27,6 +27,13 @@ def test_entry_point_registers_use_case_generator_and_patcher(plugins: Any) -> N
     assert use_case.default_params["feedback"] is True
 
 
+def test_the_query_runs_with_c1_only_on_driver_and_executors() -> None:
+    from bench_uc4 import USE_CASE
+
+    assert USE_CASE.spark_conf["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert USE_CASE.spark_conf["spark.executor.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+
+
 def test_default_benchmark_validates_and_keeps_the_agreed_shape(plugins: Any) -> None:
     doc = plugins.use_cases["uc4"].default_benchmark()
     validate_benchmark(parse_benchmark(doc), plugins)
