@@ -8,19 +8,22 @@ from bench.api import message_period_load_type, resource_types
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
-#: Half a core per instance, loads 3 and 5 levels of 4 children (64 and 1,024 records/s),
-#: measured 2026-11-28 on the slower of two 2-core machines (docs/performance.md, "UC4:
-#: 5 levels at half a core, three runs"): 3: 1, 5: 2 twice in 7.5 min, then
-#: 3: 1, 5: 1. One instance sustains 700-1,000 records/s (more with larger batches), two
-#: about 1,300, so 1,024 lies near both edges; so did 256 at 0.4 of a core, the default
-#: before. Not reproducible yet, and the verdicts near an edge are flagged unstable. The
+#: A quarter core per instance, loads 4 and 5 levels of 4 children (256 and 1,024
+#: records/s), measured 2026-11-29 on a 2-core machine after the registry join went from
+#: one Python call per child to one per bucket and the JVM to the C1 compiler only
+#: (docs/performance.md, "UC4: the JIT's share"): 4: 1, 5: 2 twice, 7 min 49-53 s. One instance
+#: fell behind 1,024 records/s by 350-470 (threshold 10.24); a micro-batch still carries
+#: about 2.4 CPU-seconds of fixed cost, so a quarter-core instance runs 6-10-s batches
+#: and the passes near an edge come out flagged. Half a core kept up with 4,096 records/s
+#: (6 levels): no load a power of 4 apart then needs two instances on two cores. 1-2
+#: instances, as UC2 and UC3: 120-s experiments (60-s ones flag more) fit 8 minutes. The
 #: generator starts 8 s after the SUT, not 30: bench's warm-up batches have run the plan
 #: and the experiment's query has started before the delay begins.
-CPU_PER_INSTANCE = 0.5
+CPU_PER_INSTANCE = 0.25
 MAIN_JOB: dict[str, Any] = {
-    "load": {"loadValues": [3, 5]},
-    "resources": {"resourceValues": [1, 2, 3]},
-    "execution": {"duration": 90, "warmup": 30, "sampleInterval": 2, "loadGenerationDelay": 8, "repetitions": 1},
+    "load": {"loadValues": [4, 5]},
+    "resources": {"resourceValues": [1, 2]},
+    "execution": {"duration": 120, "warmup": 30, "sampleInterval": 2, "loadGenerationDelay": 8, "repetitions": 1},
 }
 
 
