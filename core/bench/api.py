@@ -507,8 +507,9 @@ class PlatformOption:
     anything starts (``--broker`` on Kubernetes) instead of being ignored, so that a
     value is checked where the user typed it, and so that ``bench run --help`` can say
     which options each platform reads. ``name`` is the key in the options mapping;
-    ``flag`` the ``bench run`` option that sets it ("" when only the environment or a
-    file does); ``type`` is ``str``, ``int``, ``float``, ``bool`` or ``dict``.
+    ``flag`` the ``bench run`` option that sets it ("" for none: the command line cannot
+    set it, so it keeps its default unless a program that prepares the run passes it);
+    ``type`` is ``str``, ``int``, ``float``, ``bool`` or ``dict``.
     """
 
     name: str

@@ -202,6 +202,11 @@ def cli() -> None:
 @click.option("--connector", type=click.Choice(["native", "python"]),
               help="Spark Kafka I/O: Spark's own kafka source and sink (native, the default when scripts/install "
                    "fetched its JARs) or bench's Python data source (python, the fallback).")
+@click.option("--spark-warmup/--no-spark-warmup", "spark_warmup", default=None,
+              help="Before measuring, run the Spark SUT's query over throw-away topics so that the measured "
+                   "query starts compiled (default on). --no-spark-warmup skips it: 4-8 s less per UC1 start on "
+                   "2 cores (measured 2026-11-29), but the first measured micro-batch then compiles the plan while the "
+                   "load arrives, which distorts the early lag. For smoke runs and tests, not for verdicts.")
 @click.option("--namespace", help="Kubernetes namespace (default: $BENCH_K8S_NAMESPACE or 'default').")
 @click.option("--dry-run", is_flag=True, help="Print the patched deployment of the first experiment and exit.")
 @click.option("--expect", metavar="OLD",

@@ -39,7 +39,7 @@ SHORT = ["--loads", "500", "--resources", "1", "--duration", "12", "--warmup", "
 
 #: the Spark SUT without its query warm-up (platform option spark_warmup): these tests judge
 #: retries and cleanup, not verdicts, so each Spark start saves the warm-up's 4-8 s
-NO_WARMUP = {"BENCH_SPARK_WARMUP": "false"}
+NO_WARMUP = ["--no-spark-warmup"]
 
 
 def marked(token: str) -> dict[int, str]:
@@ -234,8 +234,8 @@ def test_killed_spark_driver_of_uc1_is_retried_to_the_final_table(tmp_path: Path
     if "uc1" not in load_plugins().use_cases:
         pytest.skip("use case uc1 not installed")
     bench = Bench(tmp_path, ["--plugin", "uc1", "--loads", "500", "--resources", "1", "--duration", "20",
-                             "--warmup", "6", "--sample-interval", "2", "--repetitions", "1", "--no-early-stop"])
-    bench.env.update(NO_WARMUP)
+                             "--warmup", "6", "--sample-interval", "2", "--repetitions", "1", "--no-early-stop",
+                             *NO_WARMUP])
     bench.start()
     bench.inject(kill("bench.runtime.spark.driver"))
     code, out = bench.finish(timeout=600)

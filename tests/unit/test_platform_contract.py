@@ -18,8 +18,6 @@ from bench.plugins import Registry, load_plugins
 
 CORE = Path(__file__).resolve().parents[2] / "core" / "bench"
 BUILTIN = ("embedded", "external", "kubernetes")
-#: built-in options set from the environment (``BENCH_<NAME>``) only
-ENVIRONMENT_ONLY = frozenset({"spark_warmup"})
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +35,13 @@ def refusal(registry: Registry, **opts: Any) -> str:
 
 @pytest.mark.parametrize("name", BUILTIN)
 def test_each_builtin_platform_declares_options_and_capabilities(registry: Registry, name: str) -> None:
+    from bench.cli import run
+
     ptype = registry.platforms[name]
     assert ptype.options, f"{name} declares no options"
+    flags = {flag for param in run.params for flag in param.opts}
     for opt in ptype.options:
-        # spark_warmup (2026-11-29) has no flag yet: BENCH_SPARK_WARMUP sets it (contract.given_value)
-        assert opt.help and (opt.flag.startswith("--") or opt.name in ENVIRONMENT_ONLY), opt
+        assert opt.help and opt.flag in flags, f"{opt.name}: bench run has no flag {opt.flag!r}"
     assert len({o.name for o in ptype.options}) == len(ptype.options)
     assert "lag" in ptype.capabilities.slis  # every SLO decision so far needs it
     assert ptype.option("bootstrap_servers") is not None

@@ -1,7 +1,7 @@
-"""The platform option ``spark_warmup``: checked before anything starts (from the options
-or, having no ``bench run`` flag, from ``BENCH_SPARK_WARMUP``), handed to the Spark
-driver's spec, recorded for the environment file, and honoured by the driver, which
-then skips :func:`bench.runtime.spark.sut_query.warm_up`."""
+"""The platform option ``spark_warmup``: given as ``bench run --spark-warmup /
+--no-spark-warmup``, checked before anything starts, handed to the Spark driver's spec,
+recorded for the environment file, and honoured by the driver, which then skips
+:func:`bench.runtime.spark.sut_query.warm_up`."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ import shutil
 import types
 from typing import Any
 
+import bench.launch
 import pytest
 from bench.api import UseCase
+from bench.cli import cli
 from bench.launch import resolve_run
 from bench.model import ConfigError
 from bench.platforms import embedded
 from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.plugins import Registry, load_plugins
-
-ENV = "BENCH_SPARK_WARMUP"
+from click.testing import CliRunner
 
 
 @pytest.fixture(scope="module")
@@ -25,52 +26,54 @@ def registry() -> Registry:
     return load_plugins()
 
 
-@pytest.fixture(autouse=True)
-def no_inherited_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ENV, raising=False)
+def bench_run(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, dict[str, Any]]:
+    """``bench run --plugin uc1 --dry-run ARGS``: exit code, output, and the platform
+    options the run was prepared with (empty when it was refused)."""
+    prepared: dict[str, Any] = {}
 
+    def capture(registry: Registry, run: Any, opts: dict[str, Any]) -> str:
+        prepared.update(run.platform_options)
+        return ""
 
-def resolved(registry: Registry, **opts: Any) -> dict[str, Any]:
-    return resolve_run(registry, {"plugin": "uc1", **opts}).platform_options
-
-
-def refused(registry: Registry, **opts: Any) -> str:
-    with pytest.raises(ConfigError) as info:
-        resolve_run(registry, {"plugin": "uc1", **opts})
-    return str(info.value)
+    monkeypatch.setattr(bench.launch, "dry_run", capture)
+    result = CliRunner().invoke(cli, ["run", "--plugin", "uc1", "--bootstrap-servers", "127.0.0.1:9",
+                                      "--dry-run", *args])
+    return result.exit_code, result.output, prepared
 
 
 @pytest.mark.parametrize("platform", ["embedded", "external"])
-def test_on_by_default_and_off_from_the_options_or_the_environment(
-    registry: Registry, monkeypatch: pytest.MonkeyPatch, platform: str
+@pytest.mark.parametrize(("args", "expected"),
+                         [((), True), (("--spark-warmup",), True), (("--no-spark-warmup",), False)])
+def test_on_by_default_and_off_with_the_flag(
+    monkeypatch: pytest.MonkeyPatch, platform: str, args: tuple[str, ...], expected: bool
 ) -> None:
-    base = {"platform_name": platform, "bootstrap_servers": "127.0.0.1:9"}
-    assert resolved(registry, **base)["spark_warmup"] is True
-    assert resolved(registry, **base, spark_warmup=False)["spark_warmup"] is False
-    monkeypatch.setenv(ENV, "false")
-    assert resolved(registry, **base)["spark_warmup"] is False
-    monkeypatch.setenv(ENV, "")  # set but empty: not given
-    assert resolved(registry, **base)["spark_warmup"] is True
+    code, output, options = bench_run(monkeypatch, "--platform", platform, *args)
+    assert code == 0, output
+    assert options["spark_warmup"] is expected
 
 
-@pytest.mark.parametrize("raw", ["maybe", "0", "off-ish", "[false]"])
-def test_a_malformed_environment_value_is_refused_naming_the_variable(
-    registry: Registry, monkeypatch: pytest.MonkeyPatch, raw: str
-) -> None:
-    monkeypatch.setenv(ENV, raw)
-    line = refused(registry)
-    assert line.startswith(f"{ENV} ") and "takes true or false" in line and "\n" not in line, line
+def test_a_value_after_the_flag_is_refused_in_one_line_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, output, options = bench_run(monkeypatch, "--spark-warmup=maybe")
+    assert code == 2 and not options, output
+    (line,) = output.splitlines()
+    assert line.startswith("bench: error: ") and "--spark-warmup" in line, line
 
 
-def test_a_non_bool_option_value_is_refused_naming_the_option(registry: Registry) -> None:
-    line = refused(registry, spark_warmup="false")  # a string would be truthy: the warm-up would run
-    assert line.startswith("spark_warmup false:") and "takes true or false" in line, line
+def test_a_non_bool_option_value_is_refused_naming_the_flag(registry: Registry) -> None:
+    with pytest.raises(ConfigError) as info:  # a string would be truthy: the warm-up would run
+        resolve_run(registry, {"plugin": "uc1", "spark_warmup": "false"})
+    line = str(info.value)
+    assert line.startswith("--spark-warmup false:") and "takes true or false" in line, line
 
 
-def test_the_kubernetes_platform_refuses_it(registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ENV, "false")
-    line = refused(registry, platform_name="kubernetes", bootstrap_servers="127.0.0.1:9")
-    assert line.startswith(f"{ENV}: the kubernetes platform does not apply it"), line
+@pytest.mark.parametrize("flag", ["--spark-warmup", "--no-spark-warmup"])
+def test_the_kubernetes_platform_refuses_it_only_when_given(monkeypatch: pytest.MonkeyPatch, flag: str) -> None:
+    code, output, _ = bench_run(monkeypatch, "--platform", "kubernetes", flag)
+    assert code == 2, output
+    (line,) = output.splitlines()
+    assert line.startswith("bench: error: --spark-warmup: the kubernetes platform does not apply it"), line
+    code, output, options = bench_run(monkeypatch, "--platform", "kubernetes")
+    assert code == 0 and "spark_warmup" not in options, output
 
 
 def test_a_platform_built_directly_refuses_a_non_bool_before_it_opens() -> None:

@@ -44,11 +44,10 @@ METRICS_PORT = PlatformOption("metrics_port", "port of the run's Prometheus metr
 #: experiment's query starts (:func:`bench.runtime.spark.sut_query.warm_up`, 4-8 s per
 #: SUT start on 2 cores). Off only for runs whose verdicts do not matter (tests of
 #: faults, interrupts, plumbing; smoke runs): the first measured micro-batch then
-#: compiles the plan, so the early lag is distorted. No flag (``bench run`` takes
-#: ``BENCH_SPARK_WARMUP=false`` from the environment, :mod:`bench.platforms.contract`).
-SPARK_WARMUP = PlatformOption("spark_warmup", "warm the SUT's query up before measuring (false: faster smoke "
-                              "runs and tests, but the first micro-batch's plan compilation distorts the early "
-                              "lag; never for verdicts that matter)", type=bool, default=True)
+#: compiles the plan, so the early lag is distorted.
+SPARK_WARMUP = PlatformOption("spark_warmup", "warm the SUT's query up before measuring (default; "
+                              "--no-spark-warmup: faster smoke runs and tests, but the first micro-batch's plan "
+                              "compilation distorts the early lag)", "--spark-warmup", bool, default=True)
 #: what the platforms that run the SUT on this machine read besides Kafka
 LOCAL_SPARK = (
     PlatformOption("spark_master", "Spark master URL instead of local Spark", "--spark-master"),

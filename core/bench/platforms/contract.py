@@ -6,13 +6,10 @@ line that names the platform, before anything starts.
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from bench.api import PlatformOption, PlatformType, UseCase
-from bench.files import parse_yaml_value
+from bench.api import PlatformType, UseCase
 from bench.model import Benchmark, ConfigError, Execution, effective_slos
 from bench.options import parse_sets
 
@@ -30,43 +27,22 @@ def _given(value: Any) -> bool:
     return value is not None and value != {} and value != () and value != []
 
 
-def environment_name(opt: PlatformOption) -> str:
-    """``BENCH_<NAME>``: where an option without a ``bench run`` flag is given (its
-    declaration says flag "" means the environment sets it)."""
-    return f"BENCH_{opt.name.upper()}"
-
-
-def given_value(opt: PlatformOption, given: Mapping[str, Any]) -> tuple[Any, PlatformOption]:
-    """The value of ``opt`` in ``given``, else (no flag) from its environment variable read
-    as YAML (``false`` is a bool); with the option as the user named it, so that a
-    refusal names what they typed (``BENCH_SPARK_WARMUP maybe: ...``)."""
-    value = given.get(opt.name)
-    if value is not None or opt.flag:
-        return value, opt
-    raw = os.environ.get(environment_name(opt), "").strip()
-    if not raw:
-        return None, opt
-    return parse_yaml_value(raw, environment_name(opt)), dataclasses.replace(opt, flag=environment_name(opt))
-
-
 def platform_options(registry: Registry, ptype: PlatformType, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The platform's options from ``given`` (values by option name, None: not given;
-    an option without a flag also from ``BENCH_<NAME>``), each checked and defaulted. A
-    value for an option that some platform reads but this one does not is refused: it
-    would be ignored, and the run would measure something else than the user asked for."""
+    """The platform's options from ``given`` (values by option name, None: not given),
+    each checked and defaulted. A value for an option that some platform reads but this
+    one does not is refused: it would be ignored, and the run would measure something
+    else than the user asked for."""
     declared = {o.name for o in ptype.options}
     for other in registry.platforms.values():
         for opt in other.options:
-            value, named = given_value(opt, given)
-            if opt.name not in declared and _given(value):
+            if opt.name not in declared and _given(given.get(opt.name)):
                 reads = ", ".join(o.flag for o in ptype.options if o.flag) or "none"
-                raise ConfigError(f"{named.flag or opt.name}: the {ptype.name} platform does not apply it "
+                raise ConfigError(f"{opt.flag or opt.name}: the {ptype.name} platform does not apply it "
                                   f"(its options: {reads})")
     options: dict[str, Any] = {}
     for opt in ptype.options:
-        value, named = given_value(opt, given)
         try:
-            value = named.check(value, ptype.name)
+            value = opt.check(given.get(opt.name), ptype.name)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         options[opt.name] = opt.default if value is None else value
