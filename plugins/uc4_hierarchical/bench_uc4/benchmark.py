@@ -11,7 +11,7 @@ from bench_uc4.patchers import NAME as SENSORS_PATCHER
 #: A quarter core per instance, loads 4 and 5 levels of 4 children (256 and 1,024
 #: records/s), measured 2026-11-29 on a 2-core machine after the registry join went from
 #: one Python call per child to one per bucket and the JVM to the C1 compiler only
-#: (docs/performance.md, "UC4: the JIT's share"): 4: 1, 5: 2 twice, 7 min 49-53 s. One instance
+#: (docs/performance.md, "UC4: the JIT's share"): 4: 1, 5: 2 three times, 7 min 49-53 s. One instance
 #: fell behind 1,024 records/s by 350-470 (threshold 10.24); a micro-batch still carries
 #: about 2.4 CPU-seconds of fixed cost, so a quarter-core instance runs 6-10-s batches
 #: and the passes near an edge come out flagged. Half a core kept up with 4,096 records/s
