@@ -174,8 +174,9 @@ class UseCase:
     #: early decisions can judge whole periods (``bench.early_rules``). None: no cycle.
     window_seconds: Callable[[Mapping[str, Any]], float | None] | None = None
     #: Spark settings this use case's query runs with on every platform (``--conf`` and
-    #: the resource shape override them), recorded with the run's environment. For what
-    #: the query needs to be measured fairly, e.g. UC4's JIT setting; not for tuning a run.
+    #: the resource shape override them), recorded in the environment file on the local
+    #: platforms (embedded, external). For what the query needs to be measured fairly,
+    #: e.g. UC4's JIT setting; not for tuning a run.
     spark_conf: Mapping[str, str] = field(default_factory=dict)
 
     def output_period(self, params: Mapping[str, Any]) -> float | None:

@@ -16,7 +16,7 @@ from bench_uc4.patchers import NAME as SENSORS_PATCHER
 #: about 2.4 CPU-seconds of fixed cost, so a quarter-core instance runs 6-10-s batches
 #: and the passes near an edge come out flagged. Half a core kept up with 4,096 records/s
 #: (6 levels): no load a power of 4 apart then needs two instances on two cores. 1-2
-#: instances, as UC2 and UC3: 120-s experiments (60-s ones flag more) fit 8 minutes. The
+#: instances, as UC2 and UC3, so that 120-s experiments fit 8 minutes. The
 #: generator starts 8 s after the SUT, not 30: bench's warm-up batches have run the plan
 #: and the experiment's query has started before the delay begins.
 CPU_PER_INSTANCE = 0.25
