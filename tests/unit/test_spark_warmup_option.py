@@ -84,7 +84,7 @@ def test_a_platform_built_directly_refuses_a_non_bool_before_it_opens() -> None:
 def spark_experiment() -> ExperimentSpec:
     return ExperimentSpec(
         experiment_id="warm1",
-        use_case=UseCase(name="uc1", description="test", default_benchmark=dict),
+        use_case=UseCase(name="uc1", description="test", default_benchmark=dict, spark_conf={"spark.own": "x"}),
         objects=[{"kind": "BenchSut", "metadata": {"name": "sut"}, "spec": {"replicas": 1}}],
         topics=[TopicSpec("input", "input-warm1", 1)],
         params={},
@@ -118,6 +118,8 @@ async def test_the_option_reaches_the_driver_spec_and_the_environment_record(
     assert captured["module"] == "bench.runtime.spark.driver"
     assert captured["warmup"] is expected
     assert platform.describe()["spark"]["warmup"] is expected
+    # the use case's own Spark settings travel the same way (UseCase.spark_conf)
+    assert captured["conf"]["spark.own"] == "x" and platform.describe()["spark"]["conf"] == {"spark.own": "x"}
 
 
 class FakeQuery:
