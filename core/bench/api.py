@@ -456,6 +456,12 @@ class ExperimentSpec:
     def topic_map(self) -> dict[str, str]:
         return {t.logical: t.name for t in self.topics}
 
+    def spark_conf(self, options: Mapping[str, Any]) -> dict[str, str]:
+        """The use case's own Spark settings under ``--conf`` (``options['spark_conf']``),
+        one rule for every platform; each adds its resource shape on top."""
+        given = {**dict(self.use_case.spark_conf), **dict(options.get("spark_conf") or {})}
+        return {str(k): str(v) for k, v in given.items()}
+
 
 @dataclass
 class Sample:

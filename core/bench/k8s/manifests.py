@@ -137,8 +137,7 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         extra, volumes, mounts = [job_map], [*volumes, {"name": "job", "configMap": {"name": f"{base}-job"}}], \
             [*mounts, {"name": "job", "mountPath": JOB_DIR}]
     secret_volumes, secret_mounts = kafka_volume(options)
-    given = {**dict(spec.use_case.spark_conf), **dict((options or {}).get("spark_conf") or {})}
-    user_conf = {str(k): str(v) for k, v in given.items()}
+    user_conf = spec.spark_conf(options or {})
     payload = {
         "use_case": spec.use_case.name,
         "bootstrap_servers": str(option(options, "kafka_bootstrap")),

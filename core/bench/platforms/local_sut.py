@@ -99,6 +99,6 @@ def spark_payload(
         "trigger_seconds": options.get("trigger_seconds"),
         "max_records_per_trigger": options.get("max_records_per_trigger"),
         "warmup": spark_warmup(options),
-        "conf": {**dict(spec.use_case.spark_conf), **dict(options.get("spark_conf") or {}), **shape.conf(master)},
+        "conf": {**spec.spark_conf(options), **shape.conf(master)},
     }
 

@@ -145,9 +145,9 @@ def duplicate_to_parents(key: tuple[int], frames: Iterator[pd.DataFrame], state:
 
 
 def buckets_for(partitions: int) -> int:
-    """Buckets of children for the registry join: enough that every task slot gets
-    some (hashing spreads 4 per partition unevenly but without an idle one in practice),
-    few enough that Spark's per-group cost stays small."""
+    """Buckets of children for the registry join: several per task slot, so that
+    hashing them to partitions is unlikely to leave a slot without one (not measured
+    beyond 3 slots), and few enough that Spark's per-group cost stays small."""
     return max(8, 4 * max(1, partitions))
 
 
