@@ -340,9 +340,8 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
         execution=prepared.execution,
         results_dir=results_dir,
         params=prepared.params,
-        resume=bool(opts.get("resume")),
+        resume=bool(opts.get("resume")), predict=bool(opts.get("predict")),
         retries=1 if opts.get("retries") is None else int(opts["retries"]),
-        predict=bool(opts.get("predict")),
     )
     progress = Progress()
     engine = Engine(registry, config, platform, progress)
@@ -370,6 +369,8 @@ def print_table(outcome: RunOutcome) -> None:
             print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
                   f"{'passed' if r.passed else 'failed'}: {explain(r.slos)}; more repetitions or a longer duration "
                   "decide it")
+    for line in tables.length_note(outcome.duration, outcome.warmup):  # experiments shorter than the method's
+        print(line)
     print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 
 

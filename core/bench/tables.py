@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.model import ConfigError
+from bench.model_base import ExecutionParams
 from bench.results import ResultStore, atomic_write, fmt_value
 
 Table = dict[float, float | None]
@@ -278,6 +279,27 @@ def legend(notes: Notes | None, indent: str = "  ") -> list[str]:
     if UNDECIDED in words:
         lines.append(f"{indent}undecided: an experiment that could change it ended in error (no verdict)")
     return lines
+
+
+#: the method's experiment length and warm-up: the defaults of an Execution
+METHOD_DURATION = float(ExecutionParams.model_fields["duration"].default)
+METHOD_WARMUP = float(ExecutionParams.model_fields["warmup"].default)
+
+
+def length_note(duration: float, warmup: float, indent: str = "  ") -> list[str]:
+    """A line under the table when its experiments were shorter than the method's.
+
+    A short experiment judges the first minutes of a SUT, and those can differ from its
+    long run: one quarter-core UC1 instance failed 5,000 records/s in 90-s experiments
+    (30-s warm-up) three times and passed it in 300-s ones (60-s warm-up) on the same
+    machine (2026-11-29, docs/performance.md), because its micro-batches were still
+    growing. The table is then right for the experiments that were run, and a reader
+    must be told which those were."""
+    if not 0 < duration < METHOD_DURATION:
+        return []
+    return [f"{indent}note: {duration:g}-s experiments ({warmup:g}-s warm-up), shorter than the method's "
+            f"{METHOD_DURATION:g} s: a verdict near an instance's capacity can differ in the long run "
+            f"(--duration {METHOD_DURATION:g} --warmup {METHOD_WARMUP:g} measures it)"]
 
 
 def write_run_table(store: ResultStore, metric: str, table: Table, final: bool = True,

@@ -228,6 +228,34 @@ def test_exit_code_says_whether_every_experiment_got_a_verdict(monkeypatch: pyte
     assert "error at load=2000 resources=1: repetition 1: SUT exited" in result.output
 
 
+@pytest.mark.parametrize(("duration", "warmup", "note"), [
+    (90.0, 30.0, "note: 90-s experiments (30-s warm-up), shorter than the method's 300 s: a verdict near an "
+                 "instance's capacity can differ in the long run (--duration 300 --warmup 60 measures it)"),
+    (300.0, 60.0, None),
+    (600.0, 60.0, None),
+])
+def test_a_table_of_experiments_shorter_than_the_methods_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                  duration: float, warmup: float,
+                                                                  note: str | None) -> None:
+    """UC1's 5,000 records/s needed 2 instances in 90-s experiments and 1 in 300-s ones
+    (docs/performance.md): the printed table says which experiments it is the verdict of."""
+    import bench.launch
+    from bench.engine import RunOutcome
+    from bench.results import ExperimentRecord
+
+    async def run_benchmark(registry: object, prepared: object, opts: object) -> RunOutcome:
+        return RunOutcome(0, "demand", {1000.0: 1.0}, [ExperimentRecord(1000, 1, passed=True)], tmp_path,
+                          duration=duration, warmup=warmup)
+
+    monkeypatch.setattr(bench.launch, "prepare_run", lambda registry, opts: None)
+    monkeypatch.setattr(bench.launch, "run_benchmark", run_benchmark)
+    result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert ("  " + note in lines) if note else not any("note:" in line for line in lines), result.output
+    assert lines[-1].startswith("results: ")  # the note comes before the path, under the table
+
+
 def test_run_help_names_the_exit_codes_and_retries() -> None:
     result = CliRunner().invoke(cli, ["run", "--help"])
     assert "--retries" in result.output

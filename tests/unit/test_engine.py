@@ -85,6 +85,7 @@ async def test_result_files_have_reference_names_and_columns(registry, tmp_path:
             f"exp{exp}-benchmark-configuration.json", f"exp{exp}-result.json"} <= names
     rows = list(csv.reader(open(tmp_path / f"exp{exp}_demand.csv")))
     assert rows == [["load", "resources"], ["1500", "2"]]
+    assert (outcome.duration, outcome.warmup) == (60.0, 10.0)  # what the note on short experiments needs
     series = read_series(tmp_path / f"exp{exp}_1500_1_sli_lag-trend_0.csv")
     assert len(series.values) >= 4 and set(np.diff(series.timestamps)) == {5.0}  # the sampleInterval grid
     assert series.values[-1] > series.values[0]  # 1 instance falls behind 1500/s

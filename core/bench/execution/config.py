@@ -40,6 +40,10 @@ class RunOutcome:
     notes: dict[float, str] = field(default_factory=dict)
     #: with ``predict``: the probe, the predicted table and whether each entry was right
     prediction: Prediction | None = None
+    #: each experiment's length and warm-up, for the note on experiments shorter than the
+    #: method's (:func:`bench.tables.length_note`); 0: not known (the note is left out)
+    duration: float = 0.0
+    warmup: float = 0.0
 
     @property
     def errors(self) -> list[ExperimentRecord]:

@@ -132,7 +132,8 @@ class Engine:
                 results_dir=str(self.cfg.results_dir), metric=ex.execution.metric, table=table
             )
         return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir,
-                          notes=built.notes, prediction=prediction)
+                          notes=built.notes, prediction=prediction, duration=float(ex.execution.duration),
+                          warmup=float(ex.execution.warmup))
 
     async def _predict(self, problem: SearchProblem) -> Prediction | None:
         """The probe at the heaviest load with the fewest resources, and the table it predicts.
