@@ -294,11 +294,12 @@ def length_note(duration: float, warmup: float, indent: str = "  ") -> list[str]
     (30-s warm-up) three times and passed it in 300-s ones (60-s warm-up) on the same
     machine (2026-11-29, docs/performance.md), because its micro-batches were still
     growing. The table is then right for the experiments that were run, and a reader
-    must be told which those were."""
+    must be told which those were. The bar is the method's default for every use case:
+    a UC4 run of 300 s gets no note, although the method's studies ran UC4 for 600 s."""
     if not 0 < duration < METHOD_DURATION:
         return []
     return [f"{indent}note: {duration:g}-s experiments ({warmup:g}-s warm-up), shorter than the method's "
-            f"{METHOD_DURATION:g} s: a verdict near an instance's capacity can differ in the long run "
+            f"default of {METHOD_DURATION:g} s: a verdict near an instance's capacity can differ in the long run "
             f"(--duration {METHOD_DURATION:g} --warmup {METHOD_WARMUP:g} measures it)"]
 
 

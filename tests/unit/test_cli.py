@@ -229,8 +229,9 @@ def test_exit_code_says_whether_every_experiment_got_a_verdict(monkeypatch: pyte
 
 
 @pytest.mark.parametrize(("duration", "warmup", "note"), [
-    (90.0, 30.0, "note: 90-s experiments (30-s warm-up), shorter than the method's 300 s: a verdict near an "
-                 "instance's capacity can differ in the long run (--duration 300 --warmup 60 measures it)"),
+    (90.0, 30.0, "note: 90-s experiments (30-s warm-up), shorter than the method's default of 300 s: "
+                 "a verdict near an instance's capacity can differ in the long run "
+                 "(--duration 300 --warmup 60 measures it)"),
     (300.0, 60.0, None),
     (600.0, 60.0, None),
 ])
