@@ -8,6 +8,7 @@ compare`` never counts an unmeasured entry as a regression.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,11 @@ async def test_an_inferred_capacity_is_marked_in_every_form(tmp_path: Path) -> N
     result = analyze(run, run_settings(run))
     assert (result.table, result.notes) == (outcome.table, outcome.notes)
     assert "1000 (inferred)" in format_analysis(result)
+    # bench analyze, like bench run, says the table is the verdict of 60-s experiments
+    note = "  note: 60-s experiments (10-s warm-up), shorter than the method's default of 300 s"
+    assert any(line.startswith(note) for line in format_analysis(result).splitlines())
+    full_length = dataclasses.replace(run, execution={"execution": {"duration": 300, "warmup": 60}})
+    assert "note:" not in format_analysis(dataclasses.replace(result, run=full_length))
     assert "2: 1,000 (inferred)" in build_report([run])
     assert any("1000 (inferred)" in line for line in tables.format_table("capacity", outcome.table, outcome.notes))
 

@@ -300,6 +300,8 @@ def format_analysis(analysis: Analysis) -> str:
     run, metric = analysis.run, analysis.metric
     lines = [f"{metric} (exp{run.exp_id} in {run.directory}, {analysis.settings.describe()}):"]
     lines += tables.format_table(metric, analysis.table, analysis.notes)
+    ex = (run.execution or {}).get("execution") or {}  # the run's experiments, as bench run noted them
+    lines += tables.length_note(float(ex.get("duration") or 0), analysis.settings.warmup)
     pct = f"{analysis.settings.confidence * 100:g}%"
     lines.append("")
     lines.append(f"  {'load':>10} {'resources':>9} {'median slope':>12} {pct + ' interval':>23} "
