@@ -9,6 +9,7 @@ compare`` never counts an unmeasured entry as a regression.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,9 @@ async def test_an_inferred_capacity_is_marked_in_every_form(tmp_path: Path) -> N
     assert any(line.startswith(note) for line in format_analysis(result).splitlines())
     full_length = dataclasses.replace(run, execution={"execution": {"duration": 300, "warmup": 60}})
     assert "note:" not in format_analysis(dataclasses.replace(result, run=full_length))
+    assert html.escape(note.strip()) in build_report([run]) and "note: 60-s" not in build_report([full_length])
+    for hand_written in ({"execution": {"duration": "60"}}, {"execution": [60]}, [], None, {"execution": {}}):
+        assert dataclasses.replace(run, execution=hand_written).duration() == 0.0  # no note, and no crash
     assert "2: 1,000 (inferred)" in build_report([run])
     assert any("1000 (inferred)" in line for line in tables.format_table("capacity", outcome.table, outcome.notes))
 

@@ -295,20 +295,12 @@ def _num(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-def _stored_duration(execution: Any) -> float:
-    """The run's experiment length from its stored execution; 0 (no note) where a file
-    written by hand or by another tool has none, or none that is a number."""
-    params = execution.get("execution") if isinstance(execution, dict) else None
-    duration = params.get("duration") if isinstance(params, dict) else None
-    return float(duration) if isinstance(duration, int | float) and not isinstance(duration, bool) else 0.0
-
-
 def format_analysis(analysis: Analysis) -> str:
     """The table a user reads first, then every experiment with its margin and flag."""
     run, metric = analysis.run, analysis.metric
     lines = [f"{metric} (exp{run.exp_id} in {run.directory}, {analysis.settings.describe()}):"]
     lines += tables.format_table(metric, analysis.table, analysis.notes)
-    lines += tables.length_note(_stored_duration(run.execution), analysis.settings.warmup)
+    lines += tables.length_note(run.duration(), analysis.settings.warmup)
     pct = f"{analysis.settings.confidence * 100:g}%"
     lines.append("")
     lines.append(f"  {'load':>10} {'resources':>9} {'median slope':>12} {pct + ' interval':>23} "

@@ -326,6 +326,9 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
                  "A cross on the top edge: no resource amount passed at that load.</p>")
     for run, analysis in analysed:
         parts.append(f"<h2>{escape(run.label)}</h2>")
+        warmup = analysis.settings.warmup if analysis is not None else (run.warmup() or 0.0)
+        length = tables.length_note(run.duration(), warmup)  # experiments shorter than the method's
+        parts.extend(f'<p class="note">{escape(line.strip())}</p>' for line in length)
         parts.append("<h3>scaling efficiency and cost</h3>")
         parts.append(_scaling_section(run, _table_of(run, analysis).table) if run.metric() == "demand"
                      else '<p class="note">capacity run: efficiency and cost are computed for demand runs</p>')

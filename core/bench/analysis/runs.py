@@ -202,6 +202,14 @@ class RunFiles:
         ex = (self.execution or {}).get("execution") or {}
         return float(ex["sampleInterval"]) if ex.get("sampleInterval") is not None else None
 
+    def duration(self) -> float:
+        """Each experiment's length from the stored execution; 0 where a file written by
+        hand or by another tool has none that is a number (its table then gets no note
+        on short experiments, rather than a failed command)."""
+        params = self.execution.get("execution") if isinstance(self.execution, dict) else None
+        value = params.get("duration") if isinstance(params, dict) else None
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
     def load_type(self) -> str:
         load = (self.execution or {}).get("load") or {}
         return str(load.get("loadType") or "load")
