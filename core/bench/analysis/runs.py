@@ -195,19 +195,24 @@ class RunFiles:
         props = self.trend_slo_properties()
         if props.get("warmup") is not None:
             return float(props["warmup"])
-        ex = (self.execution or {}).get("execution") or {}
+        ex = self._params()
         return float(ex["warmup"]) if ex.get("warmup") is not None else None
 
+    def _params(self) -> dict[str, Any]:
+        """The stored execution's ``execution`` block; {} where a file written by hand or
+        by another tool has none that is a mapping."""
+        params = self.execution.get("execution") if isinstance(self.execution, dict) else None
+        return params if isinstance(params, dict) else {}
+
     def sample_interval(self) -> float | None:
-        ex = (self.execution or {}).get("execution") or {}
+        ex = self._params()
         return float(ex["sampleInterval"]) if ex.get("sampleInterval") is not None else None
 
     def duration(self) -> float:
         """Each experiment's length from the stored execution; 0 where a file written by
         hand or by another tool has none that is a number (its table then gets no note
         on short experiments, rather than a failed command)."""
-        params = self.execution.get("execution") if isinstance(self.execution, dict) else None
-        value = params.get("duration") if isinstance(params, dict) else None
+        value = self._params().get("duration")
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
     def load_type(self) -> str:
