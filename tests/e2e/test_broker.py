@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 
@@ -68,7 +69,13 @@ async def test_every_call_the_runtime_makes(broker: BrokerHandle, method: str) -
         await consumer.start()
         try:
             seen = 0
+            # Bounded: a consumer that never gets its records must fail here in a
+            # minute, not spin until the per-test timeout (whose signal can land in
+            # aiokafka's own fetch task and end that instead of the test).
+            deadline = asyncio.get_running_loop().time() + 60
             while seen < total:
+                assert asyncio.get_running_loop().time() < deadline, (
+                    f"consumed {seen} of {total} records from {broker.kind} in 60 s")
                 batches = await consumer.getmany(timeout_ms=2000)
                 for records in batches.values():
                     assert all(r.timestamp >= 1_700_000_000_000 for r in records)
