@@ -232,6 +232,37 @@ def settled_verdict(
     both stand-ins; a mean of extreme values never settles, so it waits for the rest.
     Settled: "fail" as soon as one SLO fails both ways; "pass" once all pass both ways.
     """
+    bounds = _bounds(check, collected, slis, remaining)
+    if bounds is None:
+        return None
+    low, high = bounds
+    if any(not low[name] and not high[name] for name in low):
+        return False
+    if all(low[name] and high[name] for name in low):
+        return True
+    return None
+
+
+def still_open(check: Any, collected: Mapping[str, list[Series]], slis: Sequence[str], remaining: int) -> list[str]:
+    """The SLOs whose verdict the ``remaining`` repetitions could still turn either way.
+
+    Why: a user watching an experiment run all its repetitions although the first ones
+    agreed should see which SLO keeps it open, typically one judged by its worst
+    repetition (dropped records), which no number of passing repetitions settles.
+    """
+    bounds = _bounds(check, collected, slis, remaining)
+    if bounds is None:
+        return []
+    low, high = bounds
+    return [name for name in low if low[name] != high[name]]
+
+
+def _bounds(
+    check: Any, collected: Mapping[str, list[Series]], slis: Sequence[str], remaining: int
+) -> tuple[dict[str, bool], dict[str, bool]] | None:
+    """Each SLO's verdict with the remaining repetitions stood in for by the lowest and by
+    the highest possible series; None when nothing is left to run or an SLI has no
+    repetition yet."""
     if remaining <= 0:
         return None
     bounds = []
@@ -243,9 +274,4 @@ def settled_verdict(
                 return None
             padded[sli] = [*reps, *([stand_ins(reps[0])[which]] * remaining)]
         bounds.append(check(padded))
-    low, high = bounds
-    if any(not low[name] and not high[name] for name in low):
-        return False
-    if all(low[name] and high[name] for name in low):
-        return True
-    return None
+    return bounds[0], bounds[1]

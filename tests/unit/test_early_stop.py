@@ -201,6 +201,13 @@ def test_worst_repetition_slos_settle_on_a_fail_only() -> None:
     assert early_stop.settled_verdict(check, {"lag": [flat, flat], "dropped-records": [no_drops] * 2}, both, 1) is None
     # one repetition dropping too many fails the experiment whatever the others do
     assert early_stop.settled_verdict(check, {"lag": [flat], "dropped-records": [drops]}, both, 2) is False
+    # what keeps it open is named: the dropped records, not the settled lag trend
+    assert early_stop.still_open(check, {"lag": [flat, flat], "dropped-records": [no_drops] * 2}, both, 1) == [
+        "dropped"]
+    # per SLO: the lag trend is open although the drops settled the experiment (the engine
+    # asks only about an experiment that is not settled)
+    assert early_stop.still_open(check, {"lag": [flat], "dropped-records": [drops]}, both, 2) == ["lag"]
+    assert early_stop.still_open(check, {"lag": [flat, flat], "dropped-records": [no_drops] * 2}, both, 0) == []
 
 
 def test_a_mean_across_repetitions_never_settles_early() -> None:

@@ -266,6 +266,24 @@ async def test_early_stop_ends_decided_repetitions_with_the_same_verdicts(regist
     assert [e["early_stopped"] for e in stored["experiments"]] == [True, True]  # users see it too
 
 
+async def test_an_experiment_that_goes_on_says_which_slo_keeps_it_open(registry, tmp_path: Path) -> None:
+    """After one passing repetition of three the median is still open, and the progress
+    line names the SLO that keeps it open, instead of leaving a user to wonder why the
+    next repetition runs; after two it is settled."""
+    lines: list[str] = []
+    cfg = _config(tmp_path, [500], [1], earlyStop=True, repetitions=3)
+    platform, clock = FakePlatform(), SimClock()
+    platform.now = clock
+    outcome = await Engine(registry, cfg, platform, progress=lambda msg, *_: lines.append(msg), clock=clock,
+                           sleep=clock.sleep).run()
+    assert platform.experiments == [(500, 1)] * 2
+    assert outcome.table == {500.0: 1.0}
+    assert [x for x in lines if "settled" in x] == [
+        "load=500 resources=1: not settled after 1 of 3 repetitions: the rest could still change lag-trend",
+        "load=500 resources=1: pass settled after 2 of 3 repetitions; skipping the rest",
+    ]
+
+
 async def test_early_stop_skips_repetitions_that_cannot_change_the_verdict(registry, tmp_path: Path) -> None:
     """Three repetitions: once two agree, the median is settled whatever the third shows."""
     _, full, fast, early = await _with_and_without_early_stop(registry, tmp_path, repetitions=3)

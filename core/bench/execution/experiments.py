@@ -138,15 +138,19 @@ class ExperimentRunner:
                 collected.setdefault(name, []).append(s)
             record.generators.extend(done.generators)
             remaining = ex.repetitions - rep - 1
-            if ex.earlyStop and remaining and (settled := self.evaluator.settled(collected, load, resources, rate,
-                                                                                 remaining)) is not None:
-                self.progress(
-                    f"load={fmt_value(load)} resources={fmt_value(resources)}: {'pass' if settled else 'fail'} "
-                    f"settled after {rep + 1} of {ex.repetitions} repetitions; skipping the rest",
-                    False,
-                )
-                record.early_stopped = True
-                break
+            if not (ex.earlyStop and remaining):
+                continue
+            where = f"load={fmt_value(load)} resources={fmt_value(resources)}"
+            settled = self.evaluator.settled(collected, load, resources, rate, remaining)
+            if settled is None:
+                if open_slos := self.evaluator.still_open(collected, load, resources, rate, remaining):
+                    self.progress(f"{where}: not settled after {rep + 1} of {ex.repetitions} repetitions: "
+                                  f"the rest could still change {', '.join(open_slos)}", False)
+                continue
+            self.progress(f"{where}: {'pass' if settled else 'fail'} settled after {rep + 1} of "
+                          f"{ex.repetitions} repetitions; skipping the rest", False)
+            record.early_stopped = True
+            break
         verdicts: dict[str, SloVerdict] = {}
         if record.cause is None:
             verdicts = self.evaluator.verdicts(collected, load, resources, rate)
