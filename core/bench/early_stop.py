@@ -232,29 +232,35 @@ def settled_verdict(
     both stand-ins; a mean of extreme values never settles, so it waits for the rest.
     Settled: "fail" as soon as one SLO fails both ways; "pass" once all pass both ways.
     """
-    bounds = _bounds(check, collected, slis, remaining)
-    if bounds is None:
-        return None
-    low, high = bounds
-    if any(not low[name] and not high[name] for name in low):
-        return False
-    if all(low[name] and high[name] for name in low):
-        return True
-    return None
+    return settlement(check, collected, slis, remaining)[0]
 
 
 def still_open(check: Any, collected: Mapping[str, list[Series]], slis: Sequence[str], remaining: int) -> list[str]:
-    """The SLOs whose verdict the ``remaining`` repetitions could still turn either way.
+    """The SLOs whose verdict the ``remaining`` repetitions could still turn either way."""
+    return settlement(check, collected, slis, remaining)[1]
 
-    Why: a user watching an experiment run all its repetitions although the first ones
-    agreed should see which SLO keeps it open, typically one judged by its worst
-    repetition (dropped records), which no number of passing repetitions settles.
+
+def settlement(
+    check: Any, collected: Mapping[str, list[Series]], slis: Sequence[str], remaining: int
+) -> tuple[bool | None, list[str]]:
+    """The settled verdict (:func:`settled_verdict`) and the SLOs still open, from one
+    evaluation of the stand-ins: the engine needs both after every repetition.
+
+    Why the open SLOs: a user watching an experiment run all its repetitions although
+    the first ones agreed should see which SLO keeps it open, typically one judged by
+    its worst repetition (dropped records), which no number of passing repetitions
+    settles.
     """
     bounds = _bounds(check, collected, slis, remaining)
     if bounds is None:
-        return []
+        return None, []
     low, high = bounds
-    return [name for name in low if low[name] != high[name]]
+    still = [name for name in low if low[name] != high[name]]
+    if any(not low[name] and not high[name] for name in low):
+        return False, still
+    if all(low[name] and high[name] for name in low):
+        return True, still
+    return None, still
 
 
 def _bounds(

@@ -8,10 +8,10 @@ early decisions, within a repetition and across repetitions, follow
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from bench.api import ExperimentSpec, Series, SloContext, SloVerdict
-from bench.early_stop import decided, settled_verdict, still_open
+from bench.early_stop import decided, settlement
 from bench.model import ExecutionParams, SloDef
 from bench.numbers import readable
 from bench.plugins import Registry
@@ -67,28 +67,16 @@ class SloEvaluator:
         return [slo.name for slo in self.slos
                 if slo.sloType in self.registry.slos and self.registry.slos[slo.sloType].can_decide_early()]
 
-    def settled(
+    def settlement(
         self, collected: dict[str, list[Series]], load: float, resources: float, rate: float, remaining: int
-    ) -> bool | None:
-        """The experiment's verdict if the repetitions not yet run cannot change it."""
-        return settled_verdict(self._check(load, resources, rate), collected, self._slis(), remaining)
+    ) -> tuple[bool | None, list[str]]:
+        """The experiment's verdict if the repetitions not yet run cannot change it (else
+        None), and the SLOs they could still turn (why the experiment goes on)."""
 
-    def still_open(
-        self, collected: dict[str, list[Series]], load: float, resources: float, rate: float, remaining: int
-    ) -> list[str]:
-        """The SLOs the repetitions not yet run could still turn (why the experiment goes on)."""
-        return still_open(self._check(load, resources, rate), collected, self._slis(), remaining)
-
-    def _check(
-        self, load: float, resources: float, rate: float
-    ) -> Callable[[dict[str, list[Series]]], dict[str, bool]]:
         def check(reps: dict[str, list[Series]]) -> dict[str, bool]:
             return {name: v.passed for name, v in self.verdicts(reps, load, resources, rate).items()}
 
-        return check
-
-    def _slis(self) -> list[str]:
-        return [self.sli(slo) for slo in self.slos]
+        return settlement(check, collected, [self.sli(slo) for slo in self.slos], remaining)
 
 
 def summary(verdict: SloVerdict) -> str:

@@ -141,9 +141,9 @@ class ExperimentRunner:
             if not (ex.earlyStop and remaining):
                 continue
             where = f"load={fmt_value(load)} resources={fmt_value(resources)}"
-            settled = self.evaluator.settled(collected, load, resources, rate, remaining)
+            settled, open_slos = self.evaluator.settlement(collected, load, resources, rate, remaining)
             if settled is None:
-                if open_slos := self.evaluator.still_open(collected, load, resources, rate, remaining):
+                if open_slos:
                     self.progress(f"{where}: not settled after {rep + 1} of {ex.repetitions} repetitions: "
                                   f"the rest could still change {', '.join(open_slos)}", False)
                 continue
