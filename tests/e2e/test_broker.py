@@ -75,7 +75,8 @@ async def test_every_call_the_runtime_makes(broker: BrokerHandle, method: str) -
             deadline = asyncio.get_running_loop().time() + 60
             while seen < total:
                 assert asyncio.get_running_loop().time() < deadline, (
-                    f"consumed {seen} of {total} records from {broker.kind} in 60 s")
+                    f"consumed {seen} of {total} records from {broker.kind} in 60 s; "
+                    f"partitions assigned: {sorted(tp.partition for tp in consumer.assignment())}")
                 batches = await consumer.getmany(timeout_ms=2000)
                 for records in batches.values():
                     assert all(r.timestamp >= 1_700_000_000_000 for r in records)
