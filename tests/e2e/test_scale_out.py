@@ -98,9 +98,21 @@ def table(results: Path) -> list[dict[str, str]]:
 
 
 def verdicts(results: Path) -> str:
-    """What decided each experiment, for the message of a failed assertion."""
+    """What decided each experiment, one line each, for the message of a failed assertion.
+
+    Why not the result file itself: cut to fit a message, it showed the first
+    experiment only (a two-process suite run, 2026-11-29, failed on the second)."""
     path = results / "exp0-result.json"
-    return path.read_text()[:4000] if path.exists() else "no result file"
+    if not path.exists():
+        return "no result file"
+    lines = []
+    for exp in json.loads(path.read_text()).get("experiments", []):
+        slos = {name: {k: slo.get(k) for k in ("slopes", "threshold", "samples", "warmup")}
+                for name, slo in (exp.get("slos") or {}).items()}
+        lines.append(f"load {exp.get('load')} on {exp.get('resources')}: {exp.get('outcome')}, "
+                     f"unstable {exp.get('unstable')}, early {exp.get('early_stopped')}, cause {exp.get('cause')}, "
+                     f"faults {exp.get('faults')}, SLOs {slos}")
+    return "\n".join(lines) or "no experiments"
 
 
 def external(kafka: KafkaCluster, results: Path, *args: str) -> subprocess.CompletedProcess[str]:
