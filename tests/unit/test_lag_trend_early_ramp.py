@@ -1,0 +1,66 @@
+"""The lag-trend SLO does not decide "fail" early on a SUT that has consumed nothing yet.
+
+A micro-batch SUT's first batch with data can outlast the warm-up: meanwhile the lag
+rises at exactly the input rate, a line the trend rule is sure of, which reverses when
+the batch commits. Only the full repetition says what the slope is then.
+"""
+
+from __future__ import annotations
+
+import bench_slo_lag_trend as lag_trend
+import numpy as np
+from bench.api import Series, SloContext
+
+RATE = 20_000.0
+CTX = SloContext(load=RATE, resources=1, warmup=30, properties={"thresholdRelToRate": 0.01}, load_rate=RATE,
+                 duration=120)
+
+
+def _series(values: np.ndarray, step: float = 1.0) -> Series:
+    return Series([1_800_000_000 + step * i for i in range(len(values))], [float(v) for v in values])
+
+
+def test_a_lag_rising_at_the_whole_input_rate_is_not_decided_early() -> None:
+    t = np.arange(52.0)  # 22 s after the warm-up, a sample a second
+    ramp = _series(RATE * t)
+    assert lag_trend.check([ramp], CTX).passed is False  # the verdict if the repetition ended now
+    decision = lag_trend.decide_early(ramp, CTX)
+    assert decision.passed is None
+    assert "whole input rate" in decision.reason and "no micro-batch has ended" in decision.reason
+
+
+def test_a_lag_that_fell_once_after_the_warm_up_is_decided_as_before() -> None:
+    t = np.arange(52.0)
+    lag = RATE * t
+    lag[40:] -= 40_000  # one small batch committed 10 s after the warm-up: the SUT consumes
+    series = _series(lag)
+    assert lag_trend.nothing_consumed(series, CTX) is False
+    decision = lag_trend.decide_early(series, CTX)
+    assert decision.passed is False, decision.reason
+
+
+def test_a_sut_that_consumes_part_of_the_input_is_decided_early_as_before() -> None:
+    t = np.arange(52.0)
+    steady = _series(0.5 * RATE * t)  # half the input consumed, smoothly: it falls behind for sure
+    assert lag_trend.nothing_consumed(steady, CTX) is False
+    assert lag_trend.decide_early(steady, CTX).passed is False
+
+
+def test_a_pass_is_never_held_back() -> None:
+    t = np.arange(52.0)
+    flat = _series(5_000 + 10 * np.sin(t))
+    assert lag_trend.decide_early(flat, CTX).passed is True
+
+
+def test_without_a_known_input_rate_nothing_is_held_back() -> None:
+    t = np.arange(52.0)
+    ctx = SloContext(load=RATE, resources=1, warmup=30, properties={"threshold": 200}, load_rate=None)
+    assert lag_trend.nothing_consumed(_series(RATE * t), ctx) is False
+    assert lag_trend.decide_early(_series(RATE * t), ctx).passed is False
+
+
+def test_a_sampling_jitter_of_a_few_records_is_not_consumption() -> None:
+    t = np.arange(52.0)
+    jittery = RATE * t + np.where(t % 2 == 0, 0.0, -30.0)  # the lag "falls" 30 records every other second
+    assert lag_trend.nothing_consumed(_series(jittery), CTX) is True
+    assert lag_trend.decide_early(_series(jittery), CTX).passed is None
