@@ -331,3 +331,33 @@ def latency_rule(default_aggregation: str) -> EarlyRule:
         return latency_decision(series, ctx, float(threshold), aggregation, confidence=confidence)
 
     return decide
+
+
+#: a lag that rose at least this share of the input rate since the warm-up, and did not
+#: fall (see FALL_TOLERANCE): the SUT has consumed nothing there yet
+NOTHING_CONSUMED = 0.9
+#: what the lag may fall in all, as a share of its rise, and still count as "did not
+#: fall": samples a second apart jitter by a few records without any batch ending
+FALL_TOLERANCE = 0.01
+
+
+def nothing_consumed(series: Series, ctx: SloContext) -> bool:
+    """The lag after the warm-up rose at nearly the whole input rate and (but for a
+    sampling jitter) never fell: the SUT has consumed nothing there yet.
+
+    Why no early "fail" then: a micro-batch SUT whose first batch with data is still
+    running shows a lag rising at exactly the input rate, a perfect line whose slope
+    the trend rule is sure of; but that batch ends, commits a batch's worth of records
+    at once, and the final slope can lie anywhere. The rule assumes noise around a
+    trend, not a ramp that will reverse: UC3 at 6,000 records/s on one quarter-core
+    instance was decided "fail" 51 s in at a slope of 5,999, the whole input rate, and
+    its full 120-s repetition passed at 54.1 against a threshold of 60 (2026-11-29).
+    """
+    if not ctx.load_rate:
+        return False
+    t, v = slo_math.after_warmup(series, ctx.warmup)
+    if t.size < 2 or t[-1] <= t[0]:
+        return False
+    rise = float(v[-1] - v[0])
+    fell = float(-np.sum(np.minimum(np.diff(v), 0.0)))
+    return rise / float(t[-1] - t[0]) >= NOTHING_CONSUMED * ctx.load_rate and fell <= FALL_TOLERANCE * rise

@@ -58,6 +58,7 @@ from bench.early_rules import (
     MIN_SPAN_S,
     TrendFit,
     fit,
+    nothing_consumed,
     t_quantile,
     window_decision,
 )
@@ -108,12 +109,26 @@ def decide_series(
     )
 
 
-def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str) -> EarlyDecision:
+def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str,
+                   lag: bool = False) -> EarlyDecision:
     """The early decision of an SLO on the trend of ``series``, for ``SloType.decide_early``.
 
     The caller resolves ``threshold`` exactly as its ``check`` does; this adds the
     per-SLO tuning properties ``earlyStopConfidence`` and ``earlyStopMinSamples``.
+    ``lag``: ``series`` is the consumer lag, and no "fail" is decided while the SUT has
+    consumed nothing since the warm-up (:func:`bench.early_rules.nothing_consumed`).
     """
+    decision = _trend_decision(series, ctx, threshold, operator)
+    if lag and decision.passed is False and operator in ("lt", "lte") and nothing_consumed(series, ctx):
+        return EarlyDecision(
+            None, f"undecided: the lag rose at the whole input rate ({decision.slope or 0:,.0f} of "
+            f"{ctx.load_rate or 0:,.0f} records/s) and never fell since the warm-up: "
+            "no micro-batch has ended there yet",
+            decision.slope, decision.low, decision.high, decision.threshold)
+    return decision
+
+
+def _trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str) -> EarlyDecision:
     try:
         confidence = slo_math.number(ctx.properties, "earlyStopConfidence", minimum=0.5)
         min_samples = slo_math.number(ctx.properties, "earlyStopMinSamples", minimum=3)

@@ -77,13 +77,16 @@ def freeze_worker_heap() -> None:
     freeze()
 
 
-def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str) -> EarlyDecision:
+def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str,
+                   lag: bool = False) -> EarlyDecision:
     """The early decision of an SLO on the OLS trend of one repetition's ``series``, for
     :attr:`SloType.decide_early` (the rule: :mod:`bench.early_stop`). The caller resolves
-    ``threshold`` exactly as its ``check`` does, so that an early verdict is the final one."""
+    ``threshold`` exactly as its ``check`` does, so that an early verdict is the final one.
+    ``lag=True`` when ``series`` is the consumer lag: no early "fail" while the SUT has
+    consumed nothing since the warm-up."""
     from bench.early_stop import trend_decision as decide
 
-    return decide(series, ctx, threshold, operator)
+    return decide(series, ctx, threshold, operator, lag=lag)
 
 
 def external_slo_verdict(properties: Mapping[str, Any], series: Sequence[Series], threshold: float,

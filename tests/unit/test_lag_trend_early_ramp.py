@@ -10,6 +10,7 @@ from __future__ import annotations
 import bench_slo_lag_trend as lag_trend
 import numpy as np
 from bench.api import Series, SloContext
+from bench.early_rules import nothing_consumed
 
 RATE = 20_000.0
 CTX = SloContext(load=RATE, resources=1, warmup=30, properties={"thresholdRelToRate": 0.01}, load_rate=RATE,
@@ -34,7 +35,7 @@ def test_a_lag_that_fell_once_after_the_warm_up_is_decided_as_before() -> None:
     lag = RATE * t
     lag[40:] -= 40_000  # one small batch committed 10 s after the warm-up: the SUT consumes
     series = _series(lag)
-    assert lag_trend.nothing_consumed(series, CTX) is False
+    assert nothing_consumed(series, CTX) is False
     decision = lag_trend.decide_early(series, CTX)
     assert decision.passed is False, decision.reason
 
@@ -42,7 +43,7 @@ def test_a_lag_that_fell_once_after_the_warm_up_is_decided_as_before() -> None:
 def test_a_sut_that_consumes_part_of_the_input_is_decided_early_as_before() -> None:
     t = np.arange(52.0)
     steady = _series(0.5 * RATE * t)  # half the input consumed, smoothly: it falls behind for sure
-    assert lag_trend.nothing_consumed(steady, CTX) is False
+    assert nothing_consumed(steady, CTX) is False
     assert lag_trend.decide_early(steady, CTX).passed is False
 
 
@@ -55,12 +56,25 @@ def test_a_pass_is_never_held_back() -> None:
 def test_without_a_known_input_rate_nothing_is_held_back() -> None:
     t = np.arange(52.0)
     ctx = SloContext(load=RATE, resources=1, warmup=30, properties={"threshold": 200}, load_rate=None)
-    assert lag_trend.nothing_consumed(_series(RATE * t), ctx) is False
+    assert nothing_consumed(_series(RATE * t), ctx) is False
     assert lag_trend.decide_early(_series(RATE * t), ctx).passed is False
 
 
 def test_a_sampling_jitter_of_a_few_records_is_not_consumption() -> None:
     t = np.arange(52.0)
     jittery = RATE * t + np.where(t % 2 == 0, 0.0, -30.0)  # the lag "falls" 30 records every other second
-    assert lag_trend.nothing_consumed(_series(jittery), CTX) is True
+    assert nothing_consumed(_series(jittery), CTX) is True
     assert lag_trend.decide_early(_series(jittery), CTX).passed is None
+
+
+def test_a_generic_trend_slo_on_the_lag_holds_back_the_same_fail() -> None:
+    from bench.builtin.slos import decide_generic_early
+
+    t = np.arange(52.0)
+    props = {"sli": "lag", "queryAggregation": "trend", "operator": "lt", "thresholdRelToRate": 0.01}
+    ctx = SloContext(load=RATE, resources=1, warmup=30, properties=props, load_rate=RATE, duration=120)
+    assert decide_generic_early(_series(RATE * t), ctx).passed is None
+    assert decide_generic_early(_series(0.5 * RATE * t), ctx).passed is False
+    other = SloContext(load=RATE, resources=1, warmup=30, properties={**props, "sli": "input-rate"},
+                       load_rate=RATE, duration=120)
+    assert decide_generic_early(_series(RATE * t), other).passed is False  # not the lag: no such rule

@@ -132,7 +132,7 @@ def decide_generic_early(series: Series, ctx: SloContext) -> EarlyDecision:
         threshold = _generic_threshold(ctx)
     except ValueError as exc:
         return EarlyDecision(None, str(exc))
-    return trend_decision(series, ctx, threshold, str(props.get("operator", "lte")))
+    return trend_decision(series, ctx, threshold, str(props.get("operator", "lte")), lag=props.get("sli") == "lag")
 
 
 def generic_takes_cli_threshold(properties: Mapping[str, Any]) -> bool:
