@@ -14,6 +14,7 @@ import itertools
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,12 +80,6 @@ LAPTOP_EXECUTION: dict[str, Any] = {
     "resources": {"resourceValues": [1, 2]},
     "execution": {"duration": 120, "warmup": 30, "repetitions": 1, "afterTeardownDelay": 2},
 }
-
-#: every threshold form a threshold option of the command line replaces (an SLO that kept
-#: one beside the new one would be refused as ambiguous, or keep the wrong one)
-CLI_THRESHOLD_KEYS = ("threshold", "thresholdRelToLoad", "thresholdRelToRate", "thresholdRelToResources",
-                      "thresholdFromExpression")
-
 
 @dataclass
 class PreparedRun:
@@ -171,19 +166,10 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
                 continue
             props = dict(given)
             overrides = [o for o in overrides if o.get("name") != slo.name]
-            overrides.append({"name": slo.name, "properties": props, "replaceThreshold": True})
+            # a threshold stated here replaces the benchmark's of any form (model.effective_slos)
+            overrides.append({"name": slo.name, "properties": props})
         doc["slos"] = overrides
     return doc
-
-
-def _strip_threshold_conflicts(bench: Benchmark, doc: dict[str, Any]) -> None:
-    """A threshold given on the command line replaces the benchmark's, of any kind."""
-    for override in doc.get("slos", []):
-        if override.pop("replaceThreshold", False):
-            for slo in bench.slos:
-                if slo.name == override["name"]:
-                    for key in CLI_THRESHOLD_KEYS:
-                        slo.properties.pop(key, None)
 
 
 def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
@@ -224,7 +210,6 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
             check_bootstrap_servers(bench.kafkaConfig.bootstrapServer, "benchmark.kafkaConfig.bootstrapServer")
     with from_file("--execution", opts.get("execution_file"), opts):
         doc = _execution_doc(registry, bench, opts)
-        _strip_threshold_conflicts(bench, doc)
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
@@ -357,7 +342,7 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
     return outcome
 
 
-def print_table(outcome: RunOutcome) -> None:
+def print_table(outcome: RunOutcome, extra_notes: Sequence[str] = ()) -> None:
     print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
     print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
     if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
@@ -369,7 +354,7 @@ def print_table(outcome: RunOutcome) -> None:
             print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
                   f"{'passed' if r.passed else 'failed'}: {explain(r.slos)}; more repetitions or a longer duration "
                   "decide it")
-    for line in tables.length_note(outcome.duration, outcome.warmup):  # experiments shorter than the method's
+    for line in [*tables.length_note(outcome.duration, outcome.warmup), *extra_notes]:  # e.g. a shorter length
         print(line)
     print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 

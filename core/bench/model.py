@@ -16,6 +16,7 @@ documents in the reference's schema are turned into bench's shape first
 from __future__ import annotations
 
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -253,11 +254,11 @@ def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
     overrides = {o.name: o.properties for o in execution.slos if o.sloType is None and o.name in names}
     own_names = {o.name for o in own}
     slos = [s for s in bench.slos if (not execution.slos or s.name in overrides) and s.name not in own_names]
-    return [*(SloDef(name=s.name, sloType=s.sloType, properties=_override(s.properties, overrides.get(s.name, {})))
-              for s in slos), *own]
+    return [*(SloDef(name=s.name, sloType=s.sloType,
+                     properties=override_properties(s.properties, overrides.get(s.name, {}))) for s in slos), *own]
 
 
-def _override(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def override_properties(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     """An override that states a threshold replaces the benchmark's threshold, whatever
     form either used: a file saying ``thresholdRelToLoad`` over a default given as
     ``thresholdRelToRate`` means that threshold, not two at once."""

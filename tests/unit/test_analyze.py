@@ -227,3 +227,23 @@ def test_every_threshold_form_resolves_as_the_trend_slos_do(key: str, value: flo
     settings = Settings(60.0, key, value)
     assert settings.threshold_for(_Rated(), 2000.0, 3.0) == pytest.approx(expected)  # type: ignore[arg-type]
     assert f"threshold {str(value).removesuffix('.0')}" in settings.describe()
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    ({"thresholdRelToRate": 0.05}, ("thresholdRelToRate", 0.05)),  # UC4's default execution over 0.01
+    ({"thresholdRelToLoad": 50}, ("thresholdRelToLoad", 50)),  # another form replaces it too
+])
+def test_a_stored_runs_threshold_is_the_one_its_execution_judged_with(
+        tmp_path: Path, override: dict[str, float], expected: tuple[str, float]) -> None:
+    """The result files keep the benchmark as written (1 % of the rate) and the
+    execution's override beside it; the re-evaluation must take the override's form,
+    not the first form of the two merged (the benchmark's absolute threshold would come
+    first in the order the trend SLOs read)."""
+    from bench.analysis.runs import RunFiles
+
+    benchmark = {"slos": [{"name": "lag-trend", "sloType": "lag-trend",
+                           "properties": {"threshold": 2000, "thresholdRelToRate": 0.01}}]}
+    execution = {"slos": [{"name": "lag-trend", "properties": override}]}
+    run = RunFiles(tmp_path, 0, benchmark=benchmark, execution=execution)
+    settings = run_settings(run, warmup=60)
+    assert (settings.threshold_key, settings.threshold_value) == expected

@@ -19,7 +19,7 @@ from typing import Any
 from bench import tables
 from bench.analysis.reference_names import reference_files
 from bench.api import SloType, trend_slos
-from bench.model import ConfigError
+from bench.model import ConfigError, override_properties
 
 #: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
 SLI_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_sli_([^_]+)_(\d+)\.csv$")
@@ -69,7 +69,8 @@ class RunFiles:
         for slo in slos:
             override = overrides.get(slo.get("name"))
             if override is not None:
-                slo["properties"] = {**(slo.get("properties") or {}), **(override.get("properties") or {})}
+                # as the run judged it: an override's threshold replaces the benchmark's of any form
+                slo["properties"] = override_properties(slo.get("properties") or {}, override.get("properties") or {})
         return slos
 
     def trend_slo_names(self) -> list[str]:
