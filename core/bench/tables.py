@@ -304,6 +304,29 @@ def length_note(duration: float, warmup: float, indent: str = "  ") -> list[str]
             f"(--duration {METHOD_DURATION:g} --warmup {METHOD_WARMUP:g} measures it)"]
 
 
+def slo_override_notes(own: Iterable[Any], judged: Iterable[Any], indent: str = "  ") -> list[str]:
+    """A line under the table for every SLO judged with other properties than its
+    benchmark states (``own`` and ``judged``: objects with ``name`` and ``properties``).
+
+    The execution decides, not the benchmark: a use case's default execution can
+    loosen a threshold its short experiments cannot resolve (UC4 judges its 120-s
+    experiments at 5 % of the load, where the benchmark says 1 %), and so can
+    ``--threshold``. The verdicts are then right for that threshold, and a reader
+    comparing the table with another tool's must see which one it was."""
+    stated = {slo.name: slo.properties for slo in own}
+    lines = []
+    for slo in judged:
+        base = stated.get(slo.name)
+        if base is None or base == slo.properties:
+            continue
+        changed = sorted(k for k in {*base, *slo.properties} if base.get(k) != slo.properties.get(k))
+        now = ", ".join(f"{k}={slo.properties[k]!r}" for k in changed if k in slo.properties)
+        was = ", ".join(f"{k}={base[k]!r}" for k in changed if k in base)
+        lines.append(f"{indent}note: SLO {slo.name} judged with {now or 'none of its properties'}; "
+                     f"the benchmark states {was or 'none'}")
+    return lines
+
+
 def write_run_table(store: ResultStore, metric: str, table: Table, final: bool = True,
                     notes: Notes | None = None) -> None:
     """``exp<id>_demand.csv`` or ``exp<id>_capacity.csv``, and the table in the result JSON.

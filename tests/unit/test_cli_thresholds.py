@@ -15,6 +15,7 @@ from bench.errors import UserError
 from bench.launch import resolve_run
 from bench.model import effective_slos
 from bench.plugins import load_plugins
+from bench.tables import slo_override_notes
 
 
 def trend_properties(**opts: Any) -> dict[str, Any]:
@@ -24,8 +25,8 @@ def trend_properties(**opts: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("opts", "expected"), [
-    ({}, {"thresholdRelToRate": 0.01}),  # the use case's default
-    ({"threshold_rel_to_rate": 0.05}, {"thresholdRelToRate": 0.05}),
+    ({}, {"thresholdRelToRate": 0.05}),  # UC4's default execution (bench_uc4.benchmark)
+    ({"threshold_rel_to_rate": 0.01}, {"thresholdRelToRate": 0.01}),  # the benchmark's own
     ({"threshold_rel_to_load": 50.0}, {"thresholdRelToLoad": 50.0}),  # 50 x nesting levels: no cap at 1
     ({"threshold": 300.0}, {"threshold": 300.0}),
 ])
@@ -52,3 +53,21 @@ def test_an_empty_threshold_string_is_not_given_to_the_bounds() -> None:
     check_thresholds(registry, "lag trend", {"threshold": "", "thresholdRelToLoad": 20}, "slo")
     with pytest.raises(BoundError, match="thresholdRelToLoad -1: must be more than 0"):
         check_thresholds(registry, "lag trend", {"threshold": " ", "thresholdRelToLoad": -1}, "slo")
+
+
+@pytest.mark.parametrize(("opts", "judged"), [({}, "0.05"), ({"threshold": 300.0}, "threshold=300.0")])
+def test_a_threshold_other_than_the_benchmarks_is_named_and_the_benchmark_keeps_its_own(
+        opts: dict[str, Any], judged: str) -> None:
+    """UC4's default execution judges at 5 % of the rate, the command line at what it
+    says; the table's note names that and the benchmark's own 1 %, which stays as stated
+    (the result files keep the benchmark as written)."""
+    prepared = resolve_run(load_plugins(), {"plugin": "uc4", "loads": "2,3", "resources": "1", **opts})
+    (own,) = prepared.benchmark.slos
+    assert own.properties == {"thresholdRelToRate": 0.01}
+    (note,) = slo_override_notes(prepared.benchmark.slos, effective_slos(prepared.benchmark, prepared.execution))
+    assert judged in note and "the benchmark states thresholdRelToRate=0.01" in note, note
+
+
+def test_no_note_when_the_execution_judges_as_the_benchmark_states() -> None:
+    prepared = resolve_run(load_plugins(), {"plugin": "uc2", "loads": "2000", "resources": "1"})
+    assert slo_override_notes(prepared.benchmark.slos, effective_slos(prepared.benchmark, prepared.execution)) == []

@@ -20,10 +20,21 @@ from bench_uc4.patchers import NAME as SENSORS_PATCHER
 #: generator starts 8 s after the SUT, not 30: bench's warm-up batches have run the plan
 #: and the experiment's query has started before the delay begins.
 CPU_PER_INSTANCE = 0.25
+#: The default execution judges the lag trend at 5 % of the generated records/s, not
+#: the benchmark's 1 %: the method asks that a micro-batch SUT's threshold respect its
+#: batch period, and a quarter-core instance's 6-10-s batches draw a saw-tooth of
+#: thousands of records whose slope over 90 s is known to +-10-25 records/s, against
+#: 1 % thresholds of 2.56 and 10.24. Every pass of three default runs at 1 % was flagged
+#: unstable (95 % intervals up to 9.6 at 4 levels on one instance, 31.6 at 5 levels on
+#: two: 3.75 % and 3.1 % of their rates, docs/performance.md); the failing experiment's
+#: slope was 34-46 % of its rate. `bench run` names the changed threshold under the
+#: table; `--threshold-rel-to-rate 0.01` restores the benchmark's.
+DEFAULT_THRESHOLD_REL_TO_RATE = 0.05
 MAIN_JOB: dict[str, Any] = {
     "load": {"loadValues": [4, 5]},
     "resources": {"resourceValues": [1, 2]},
     "execution": {"duration": 120, "warmup": 30, "sampleInterval": 2, "loadGenerationDelay": 8, "repetitions": 1},
+    "slos": [{"name": "lag-trend", "properties": {"thresholdRelToRate": DEFAULT_THRESHOLD_REL_TO_RATE}}],
 }
 
 
