@@ -155,13 +155,14 @@ def check_execution(execution: Any, bench: Any, registry: Any = None) -> None:
     bound = RESOURCE_VALUE.get(execution.resources.resourceType, ANY_VALUE)
     for value in execution.resources.resourceValues:
         check_value(bound, value, f"execution.resources.resourceValues ({execution.resources.resourceType})")
-    if registry is not None:  # the SLOs as the run applies them
-        from bench.model import effective_slos
+    if registry is not None:  # the SLOs as the run applies them (model.effective_slos)
+        from bench.slo_math import override_properties
 
-        names = {slo.name for slo in bench.slos}
-        for slo in effective_slos(bench, execution):
-            if slo.name in names:
-                check_thresholds(registry, slo.sloType, slo.properties, f"slo {slo.name!r} properties")
+        overrides = {o.name: o.properties for o in execution.slos}
+        for slo in bench.slos:
+            if not overrides or slo.name in overrides:
+                judged = override_properties(slo.properties, overrides.get(slo.name, {}))
+                check_thresholds(registry, slo.sloType, judged, f"slo {slo.name!r} properties")
 
 
 def check_thresholds(registry: Any, slo_type: str, properties: Mapping[str, Any], where: str) -> None:

@@ -256,12 +256,8 @@ def run(**opts: Any) -> None:
         click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
         sys.exit(130)
     from bench.launch import print_table
-    from bench.model import effective_slos
-    from bench.tables import slo_override_notes
 
-    # an SLO judged with a threshold of the execution's, not the benchmark's, is named under the table
-    print_table(outcome, slo_override_notes(prepared.benchmark.slos, effective_slos(prepared.benchmark,
-                                                                                    prepared.execution)))
+    print_table(outcome)
     code = 0
     if expected is not None:
         from bench.analysis.compare import expect

@@ -14,7 +14,6 @@ import itertools
 import shlex
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -342,7 +341,7 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
     return outcome
 
 
-def print_table(outcome: RunOutcome, extra_notes: Sequence[str] = ()) -> None:
+def print_table(outcome: RunOutcome) -> None:
     print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
     print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
     if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
@@ -354,7 +353,8 @@ def print_table(outcome: RunOutcome, extra_notes: Sequence[str] = ()) -> None:
             print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
                   f"{'passed' if r.passed else 'failed'}: {explain(r.slos)}; more repetitions or a longer duration "
                   "decide it")
-    for line in [*tables.length_note(outcome.duration, outcome.warmup), *extra_notes]:  # e.g. a shorter length
+    # experiments shorter than the method's; an SLO judged otherwise than its benchmark states
+    for line in [*tables.length_note(outcome.duration, outcome.warmup), *outcome.slo_notes]:
         print(line)
     print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 

@@ -16,7 +16,6 @@ documents in the reference's schema are turned into bench's shape first
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -247,6 +246,8 @@ def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
     an SLO type the benchmark has no SLO of (a reference execution's ``lag trend`` for a
     bench use case), is an SLO of its own, replacing a benchmark SLO of the same name.
     """
+    from bench import slo_math
+
     names = {s.name for s in bench.slos}
     # an SLO the benchmark lacks, named as an SLO type ("lag trend"), is an SLO of that type
     own = [SloDef(name=o.name, sloType=o.sloType or o.name, properties=dict(o.properties)) for o in execution.slos
@@ -254,19 +255,9 @@ def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
     overrides = {o.name: o.properties for o in execution.slos if o.sloType is None and o.name in names}
     own_names = {o.name for o in own}
     slos = [s for s in bench.slos if (not execution.slos or s.name in overrides) and s.name not in own_names]
-    return [*(SloDef(name=s.name, sloType=s.sloType,
-                     properties=override_properties(s.properties, overrides.get(s.name, {}))) for s in slos), *own]
-
-
-def override_properties(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """An override that states a threshold replaces the benchmark's threshold, whatever
-    form either used: a file saying ``thresholdRelToLoad`` over a default given as
-    ``thresholdRelToRate`` means that threshold, not two at once."""
-    from bench.slo_math import THRESHOLD_FORMS
-
-    if any(k in override for k in THRESHOLD_FORMS):
-        base = {k: v for k, v in base.items() if k not in THRESHOLD_FORMS}
-    return {**base, **override}
+    judged = [SloDef(name=s.name, sloType=s.sloType,
+                     properties=slo_math.override_properties(s.properties, overrides.get(s.name, {}))) for s in slos]
+    return [*judged, *own]
 
 
 def load_intensity_order(bench: Benchmark, execution: Execution) -> list[float]:

@@ -254,6 +254,16 @@ REFERENCE_THRESHOLDS = ("threshold", "thresholdRelToLoad", "thresholdRelToResour
 THRESHOLD_FORMS = (*REFERENCE_THRESHOLDS, "thresholdRelToRate")
 
 
+def override_properties(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """An SLO's properties under an execution's override (``bench.model.effective_slos``,
+    a stored run's re-evaluation, the bounds). A threshold the override states replaces
+    the benchmark's of any form: a file saying ``thresholdRelToLoad`` over a default
+    given as ``thresholdRelToRate`` means that threshold, not two at once."""
+    if any(k in override for k in THRESHOLD_FORMS):
+        base = {k: v for k, v in base.items() if k not in THRESHOLD_FORMS}
+    return {**base, **override}
+
+
 def _given(properties: Mapping[str, Any], key: str) -> bool:
     # The reference reads an empty string as "not given" (threshold: "" falls through).
     value = properties.get(key)

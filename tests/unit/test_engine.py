@@ -290,3 +290,18 @@ async def test_early_stop_skips_repetitions_that_cannot_change_the_verdict(regis
     assert full.experiments == [(1500, 1)] * 3 + [(1500, 2)] * 3
     assert early.experiments == [(1500, 1)] * 2 + [(1500, 2)] * 2
     assert [len(r.slos["lag-trend"]["slopes"]) for r in fast.records] == [2, 2]
+
+
+async def test_an_slo_judged_with_another_threshold_than_its_benchmarks_is_named(registry, tmp_path: Path) -> None:
+    """The outcome carries the line ``bench run`` prints under the table (UC4's default
+    execution judges at 5 % of the rate); the same run without the override has none."""
+    cfg = _config(tmp_path, [1500], [2])
+    cfg.params = {"capacity": 1000}
+    assert (await engine(registry, cfg, FakePlatform()).run()).slo_notes == []
+    name = cfg.benchmark.slos[0].name
+    cfg.execution = parse_execution({**cfg.execution.model_dump(), "slos": [
+        {"name": name, "properties": {"thresholdRelToRate": 0.05}}]})
+    outcome = await engine(registry, cfg, FakePlatform()).run()
+    (note,) = outcome.slo_notes
+    assert f"SLO {name} judged with thresholdRelToRate=0.05" in note, note
+    assert cfg.benchmark.slos[0].properties.get("thresholdRelToRate") != 0.05  # the benchmark as written

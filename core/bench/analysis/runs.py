@@ -19,7 +19,8 @@ from typing import Any
 from bench import tables
 from bench.analysis.reference_names import reference_files
 from bench.api import SloType, trend_slos
-from bench.model import ConfigError, override_properties
+from bench.model import ConfigError
+from bench.slo_math import override_properties
 
 #: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
 SLI_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_sli_([^_]+)_(\d+)\.csv$")

@@ -44,6 +44,9 @@ class RunOutcome:
     #: method's (:func:`bench.tables.length_note`); 0: not known (the note is left out)
     duration: float = 0.0
     warmup: float = 0.0
+    #: an SLO the run judged with other properties than its benchmark states
+    #: (:func:`bench.tables.slo_override_notes`), one line each under the table
+    slo_notes: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> list[ExperimentRecord]:

@@ -133,7 +133,8 @@ class Engine:
             )
         return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir,
                           notes=built.notes, prediction=prediction, duration=float(ex.execution.duration),
-                          warmup=float(ex.execution.warmup))
+                          warmup=float(ex.execution.warmup),
+                          slo_notes=tables.slo_override_notes(self.cfg.benchmark.slos, self.slos))
 
     async def _predict(self, problem: SearchProblem) -> Prediction | None:
         """The probe at the heaviest load with the fewest resources, and the table it predicts.
