@@ -52,6 +52,9 @@ MIN_SAMPLES = 10
 #: nor does a shorter stretch of time after the warm-up (several saw-tooth periods)
 MIN_SPAN_S = 20.0
 DEFAULT_CONFIDENCE = 0.99
+#: the confidence of the intervals a verdict is reported with (``bench.analysis.confidence``),
+#: which flags one whose interval holds the threshold
+REPORTED_CONFIDENCE = 0.95
 #: residual autocorrelation is capped here: beyond it the sample size is "one"
 MAX_AUTOCORRELATION = 0.9
 

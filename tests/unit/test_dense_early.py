@@ -89,3 +89,24 @@ def test_the_command_line_sets_it_and_zero_turns_it_off(given: float | None, exp
     prepared = resolve_run(REGISTRY, {"plugin": "uc1", "loads": "1000", "resources": "1",
                                       "early_sample_interval": given})
     assert prepared.execution.execution.earlySampleInterval == expected
+
+
+def test_a_dense_decision_stands_only_where_the_reported_interval_agrees() -> None:
+    """Dense samples sure of a "fail", the recorded ones agreeing on the slope's side but
+    with an interval that holds the threshold: ended there, the repetition would be
+    reported "fail" and flagged unstable in the same breath (UC4 at 1,024 records/s on
+    one instance, 2026-11-29), so the dense decision must wait."""
+    from bench.analysis.confidence import fit_repetition, judge
+
+    threshold = 0.01 * 1000.0
+    recorded = series(3 * threshold, seconds=60, step=5.0, noise=40 * threshold, seed=7)
+    fine = series(3 * threshold, seconds=60, step=1.0, noise=threshold, seed=7)
+    alone = REGISTRY.slos["lag-trend"].decide_early(fine, early_stop.SloContext(
+        load=1000.0, resources=1.0, warmup=10.0, properties=lag_slo().properties, load_rate=1000.0))
+    assert alone.passed is False  # the dense samples alone are sure
+    t, v = np.array(recorded.timestamps), np.array(recorded.values)
+    keep = t >= t[0] + 10.0
+    reported = judge([fit_repetition(t[keep], v[keep])], threshold)
+    assert reported.median >= threshold and reported.inside_noise  # the report would flag it
+    [d] = early_stop.decide([lag_slo()], REGISTRY, {"lag": recorded}, execution(), Spec(), 0.0, {"lag": fine})
+    assert d.passed is None, d.reason

@@ -36,7 +36,8 @@ from bench import early_stop, slo_math
 from bench.results import ExperimentRecord, ResultStore, read_series
 
 #: two-sided confidence of the printed intervals; 0.95 as a reader expects of an error bar
-DEFAULT_CONFIDENCE = 0.95
+#: (early stopping's dense-sample decisions check it too: bench.early_stop._dense_decision)
+DEFAULT_CONFIDENCE = early_stop.REPORTED_CONFIDENCE
 
 
 @dataclass(frozen=True)
