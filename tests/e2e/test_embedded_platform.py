@@ -92,10 +92,11 @@ async def test_calibrated_experiment_lag_grows_by_excess_load_and_nothing_remain
     assert procs.live() == live_before
 
 
-async def test_a_sut_that_cannot_start_is_a_clear_error() -> None:
+async def test_a_sut_that_cannot_start_is_a_clear_error(kafka_bootstrap: str) -> None:
     broken = UseCase("broken", "no such module", default_benchmark, sut_process="bench.no_such_module_for_tests")
     before = set(children_of(os.getpid()))
-    platform = EmbeddedPlatform({})
+    # the session's broker: the SUT's failure is the point, not a broker of its own (5.3 s)
+    platform = EmbeddedPlatform({"bootstrap_servers": kafka_bootstrap})
     await platform.open()
     try:
         spec = calibrated_spec("plat2", sensors=10, instances=2, capacity=1000, partitions=2)
