@@ -147,26 +147,32 @@ def assert_retried_to_a_verdict(bench: Bench, *causes: str) -> dict[str, Any]:
     return experiment
 
 
-def kill_sut_then_generator(bench: Bench) -> None:
-    """The SUT in the first repetition, then the generator in the second."""
-    kill("calibrated_sut")(bench)
-    first = bench.results / "exp0_500_1_generator_0.json"  # written once the first repetition was retried
-    deadline = time.monotonic() + 120
-    while not first.exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert first.exists(), "the first repetition did not finish"
-    kill("generator_main")(bench)  # the second repetition's: the first one's generators are stopped
+def kill_in_turn(*needles: str) -> Callable[[Bench], None]:
+    """One SIGKILL per repetition: ``needles[i]`` once repetition ``i`` measures."""
+
+    def fault(bench: Bench) -> None:
+        for rep, needle in enumerate(needles):
+            if rep:
+                done = bench.results / f"exp0_500_1_generator_{rep - 1}.json"  # the previous one retried
+                deadline = time.monotonic() + 120
+                while not done.exists() and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                assert done.exists(), f"repetition {rep} did not finish"
+            kill(needle)(bench)  # the previous repetition's children are stopped: this one's
+
+    return fault
 
 
-def test_killed_sut_process_and_generator_are_each_retried(tmp_path: Path) -> None:
-    """Two repetitions, one kill in each: the SUT process in the first, the generator in
-    the second. One run for both faults (two runs until 2026-11-29: each paid its own
-    CLI and broker start and teardown, 31.5 s and 31.3 s)."""
-    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT, "--repetitions", "2"])
+def test_killed_sut_generator_and_broker_are_each_retried(tmp_path: Path) -> None:
+    """Three repetitions, one kill in each: the SUT process, the generator, the embedded
+    broker (the retry measured, so it had a broker: the platform started a new one). One
+    run for the three faults (three runs until 2026-11-29: each paid its own CLI and
+    broker start and teardown, 31.5 s, 31.3 s and 43.5 s)."""
+    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT, "--repetitions", "3"])
     bench.start()
-    bench.inject(kill_sut_then_generator)
+    bench.inject(kill_in_turn("calibrated_sut", "generator_main", "kafka.Kafka"))
     assert_retried_to_a_verdict(bench, "SUT sut-0 exited during the experiment",
-                                "generator generator-0 exited during the experiment")
+                                "generator generator-0 exited during the experiment", "embedded broker (kafka) died")
 
 
 def test_stopped_generator_without_retries_is_an_error_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -182,14 +188,6 @@ def test_stopped_generator_without_retries_is_an_error_and_the_run_goes_on(tmp_p
     assert "generator generator-0 stalled" in experiment["cause"], experiment
     # no verdict: undecided, not "none passed"
     assert (bench.results / "exp0_demand.csv").read_text() == "load,resources,note\n500,null,undecided\n"
-
-
-def test_killed_broker_is_replaced_and_the_repetition_retried(tmp_path: Path) -> None:
-    bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT])
-    bench.start()
-    bench.inject(kill("kafka.Kafka"))
-    # the retry measured, so it had a broker: the platform started a new one
-    assert_retried_to_a_verdict(bench, "embedded broker (kafka) died")
 
 
 def test_one_killed_node_of_three_is_a_fault_too(tmp_path: Path) -> None:
