@@ -112,3 +112,28 @@ def test_a_limit_must_be_positive() -> None:
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_lifted_limit_lets_a_busy_loop_have_its_core() -> None:
+    """The SUT's stop runs unlimited (``CpuLimit.lift``), as its start does."""
+    limit = _limit_or_skip(f"test-lift-{os.getpid()}", 0.25)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        limit.add(busy.pid)
+        limit.lift()
+        start_cpu, start = _cpu_seconds(busy.pid), time.monotonic()
+        time.sleep(2.0)
+        share = (_cpu_seconds(busy.pid) - start_cpu) / (time.monotonic() - start)
+        assert share > 0.5, share  # held, it got at most a quarter core
+    finally:
+        busy.kill()
+        busy.wait()
+        limit.remove()
+
+
+@pytest.mark.parametrize(("version", "file", "written"), [(2, "cpu.max", "max 100000"), (1, "cpu.cfs_quota_us", "-1")])
+def test_lift_writes_no_quota_in_either_cgroup_version(tmp_path: Path, version: int, file: str, written: str) -> None:
+    (tmp_path / file).write_text("25000 100000" if version == 2 else "25000")
+    cpu_limit.CpuLimit(tmp_path, 0.25, version).lift()
+    assert (tmp_path / file).read_text() == written
+    cpu_limit.CpuLimit(tmp_path / "gone", 0.25, version).lift()  # a removed cgroup: nothing to lift, no error

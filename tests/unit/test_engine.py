@@ -305,3 +305,22 @@ async def test_an_slo_judged_with_another_threshold_than_its_benchmarks_is_named
     (note,) = outcome.slo_notes
     assert f"SLO {name} judged with thresholdRelToRate=0.05" in note, note
     assert cfg.benchmark.slos[0].properties.get("thresholdRelToRate") != 0.05  # the benchmark as written
+
+
+async def test_after_teardown_delay_falls_between_attempts_not_after_the_last(registry, tmp_path: Path) -> None:
+    """The delay lets one experiment's resources settle before the next starts; after
+    the run's last attempt nothing starts, and a run waited for nothing."""
+    cfg = _config(tmp_path, [1500, 2500], [1, 2, 3], afterTeardownDelay=7, repetitions=1)
+    cfg.params = {"capacity": 1000}
+    clock, platform = SimClock(), FakePlatform()
+    platform.now = clock
+    delays: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        if seconds == 7:
+            delays.append(seconds)
+        await clock.sleep(seconds)
+
+    outcome = await Engine(registry, cfg, platform, clock=clock, sleep=sleep).run()
+    assert outcome.table == {1500.0: 2.0, 2500.0: 3.0}
+    assert len(platform.experiments) >= 3 and len(delays) == len(platform.experiments) - 1

@@ -90,6 +90,8 @@ class ExperimentRunner:
         #: set by the engine once the platform is open
         self.environment: EnvironmentRecord | None = None
         self.experiments_done = 0
+        #: an attempt was torn down and ``afterTeardownDelay`` is owed before the next start
+        self.torn_down = False
         self._attempts = 0
         self._run_token = uuid.uuid4().hex[:6]
 
@@ -229,8 +231,6 @@ class ExperimentRunner:
             retry = attempt < attempts
             self.progress(f"!! {label}: {cause}; " + ("running it again" if retry else
                                                       "giving up: the experiment's outcome is error"), False)
-            if retry and ex.afterTeardownDelay:
-                await self.sleep(ex.afterTeardownDelay)
         record.cause = f"repetition {rep + 1}: {cause} ({attempts} attempt{'s' if attempts > 1 else ''})"
         return None
 
@@ -270,6 +270,11 @@ class ExperimentRunner:
                        collector: SliCollector | None = None) -> tuple[Samples, list[GeneratorReport]]:
         """One attempt at a repetition: deploy, sample, tear down (also when it fails)."""
         ex = self.settings
+        if self.torn_down and ex.afterTeardownDelay:
+            # between one attempt's teardown and the next one's start, not after the
+            # run's last: nothing follows that one
+            await self.sleep(ex.afterTeardownDelay)
+        self.torn_down = False
         self.progress(f"{label}: starting (topics, SUT)", True)
         await self.platform.reset_topics(spec)
         try:
@@ -283,9 +288,8 @@ class ExperimentRunner:
             try:
                 await self.platform.stop_sut(spec)
             finally:
+                self.torn_down = True
                 await self.platform.delete_topics(spec)
-        if ex.afterTeardownDelay:
-            await self.sleep(ex.afterTeardownDelay)
         return samples, reports
 
     def table(self, final: bool) -> tables.RunTable:

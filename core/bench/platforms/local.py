@@ -224,7 +224,7 @@ class LocalPlatform:
                     }
                     run.sut.append(await self._start_child(run, f"sut-{i}", spec.use_case.sut_process, payload))
                 await self._wait_started(run.sut, timeout, "SUT process")
-                self._join_limit(run)
+                local_sut.join_limit(run.cpu_limit, run.sut)
             else:
                 raise PlatformError(f"use case {spec.use_case.name!r} has neither a topology nor a sut_process")
         except BaseException:
@@ -253,7 +253,7 @@ class LocalPlatform:
         run.spark = True
         run.sut.append(await self._start_child(run, "spark-driver", "bench.runtime.spark.driver", payload))
         await self._wait_started(run.sut, timeout, "Spark driver")
-        self._join_limit(run)
+        local_sut.join_limit(run.cpu_limit, run.sut)
 
     def _limit_cpu(self, run: _Run, spec: ExperimentSpec, sut_spec: Mapping[str, Any], replicas: int) -> None:
         if run.cpu_limit is None:
@@ -261,13 +261,11 @@ class LocalPlatform:
                 self.options, self.spark_mode, spec, sut_spec, replicas, self.cpu_limit_record
             )
 
-    def _join_limit(self, run: _Run) -> None:
-        local_sut.join_limit(run.cpu_limit, run.sut)
-
     async def stop_sut(self, spec: ExperimentSpec) -> None:
         run = self._runs.get(spec.experiment_id)
         if run is None:
             return
+        local_sut.lift_limit(run.cpu_limit)
         await self._stop_children(run.sut, grace=15.0 if run.spark else 5.0)
         if run.cluster is not None:
             await run.cluster.stop()

@@ -54,6 +54,13 @@ def join_limit(limit: cpu_limit.CpuLimit | None, sut: Sequence[Child]) -> None:
             limit.add_tree(child.proc.pid)
 
 
+def lift_limit(limit: cpu_limit.CpuLimit | None) -> None:
+    """Once sampling is over, before the SUT is asked to stop: its shutdown runs
+    unlimited, as its start-up did (``CpuLimit.lift``)."""
+    if limit is not None:
+        limit.lift()
+
+
 def spark_warmup(options: Mapping[str, Any]) -> bool:
     """Whether the driver warms its query up (option ``spark_warmup``, default true). A
     platform constructed without :mod:`bench.launch` (tests, scripts) gets the same
