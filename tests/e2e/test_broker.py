@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from collections.abc import Iterator
 
 import pytest
@@ -27,6 +28,33 @@ pytestmark = pytest.mark.e2e
 def broker(request: pytest.FixtureRequest) -> Iterator[BrokerHandle]:
     with running_broker(request.param) as handle:
         yield handle
+
+
+#: how long a group consumer may take to read a test's records
+CONSUME_S = 60.0
+
+
+async def consume_all(bs: str, topic: str, group: str, total: int) -> tuple[int, list[int]]:
+    """Records read by a group consumer (as the calibrated SUT reads) and its partitions,
+    committing what it read. Bounded: a consumer that never gets its records returns
+    after CONSUME_S instead of spinning until the per-test timeout (whose signal can land
+    in aiokafka's own fetch task and end that instead of the test)."""
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bs, group_id=group, enable_auto_commit=False,
+                                auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=1000)
+    await consumer.start()
+    try:
+        seen = 0
+        deadline = asyncio.get_running_loop().time() + CONSUME_S
+        while seen < total and asyncio.get_running_loop().time() < deadline:
+            batches = await consumer.getmany(timeout_ms=2000)
+            for records in batches.values():
+                assert all(r.timestamp >= 1_700_000_000_000 for r in records)
+            seen += sum(len(r) for r in batches.values())
+        if seen:
+            await consumer.commit()
+        return seen, sorted(tp.partition for tp in consumer.assignment())
+    finally:
+        await consumer.stop()
 
 
 @pytest.mark.parametrize("method", ["by-kind", "fetch"])
@@ -57,33 +85,18 @@ async def test_every_call_the_runtime_makes(broker: BrokerHandle, method: str) -
         assert await sampler.sample() == total  # nothing committed: everything is lag
         assert [sampler.last_end[TopicPartition(topic, p)] for p in range(4)] == per_partition
 
-        consumer = AIOKafkaConsumer(
-            topic,
-            bootstrap_servers=bs,
-            group_id=f"compat-group-{method}",
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            session_timeout_ms=6000,
-            heartbeat_interval_ms=1000,
-        )
-        await consumer.start()
-        try:
-            seen = 0
-            # Bounded: a consumer that never gets its records must fail here in a
-            # minute, not spin until the per-test timeout (whose signal can land in
-            # aiokafka's own fetch task and end that instead of the test).
-            deadline = asyncio.get_running_loop().time() + 60
-            while seen < total:
-                assert asyncio.get_running_loop().time() < deadline, (
-                    f"consumed {seen} of {total} records from {broker.kind} in 60 s; "
-                    f"partitions assigned: {sorted(tp.partition for tp in consumer.assignment())}")
-                batches = await consumer.getmany(timeout_ms=2000)
-                for records in batches.values():
-                    assert all(r.timestamp >= 1_700_000_000_000 for r in records)
-                seen += sum(len(r) for r in batches.values())
-            await consumer.commit()
-        finally:
-            await consumer.stop()
+        seen, assigned = await consume_all(bs, topic, f"compat-group-{method}", total)
+        if seen == 0:
+            # Once in several whole-suite runs a noida-db group consumer was assigned every
+            # partition and fetched nothing for 60 s (2026-11-29, in one and in two test
+            # processes; never alone: the module's noida cases passed 8 runs in a row, the whole
+            # module 3). Cause unknown. A fresh consumer of the same group gets one more try,
+            # and the test says it needed it; nothing read twice still fails.
+            warnings.warn(f"{broker.kind}: a group consumer assigned {assigned} fetched nothing in "
+                          f"{CONSUME_S:g} s; a fresh one tries again", stacklevel=1)
+            seen, assigned = await consume_all(bs, topic, f"compat-group-{method}", total)
+        assert seen == total, (f"consumed {seen} of {total} records from {broker.kind} in {CONSUME_S:g} s; "
+                               f"partitions assigned: {assigned}")
 
         assert await sampler.sample() == 0  # exactly 0 after catch-up, never negative
         # and a sample right after new records sees them, not a stale end offset
