@@ -222,17 +222,10 @@ def _recorded_interval_agrees(recorded: Series, ctx: SloContext, decision: Early
     True where they give no interval (too few samples), as the report then flags none."""
     if decision.threshold is None:
         return True
-    t, v = slo_math.after_warmup(recorded, ctx.warmup)
-    try:
-        trend = fit(t, v)
-    except (slo_math.InsufficientData, ZeroDivisionError, ValueError):
-        return True
-    if not math.isfinite(trend.stderr):
-        return True
-    low, high = trend.bounds(REPORTED_CONFIDENCE)
-    below = str(ctx.properties.get("operator", "lt")) in ("lt", "lte")
-    return (high < decision.threshold if below else low > decision.threshold) if decision.passed \
-        else (low >= decision.threshold if below else high <= decision.threshold)
+    sure = decide_series(recorded, ctx.warmup, decision.threshold, str(ctx.properties.get("operator", "lt")),
+                         confidence=REPORTED_CONFIDENCE, min_samples=3, min_span=0.0)
+    no_interval = sure.low is None or sure.high is None or not math.isfinite(sure.low)
+    return no_interval or sure.passed is decision.passed
 
 
 def decided(
