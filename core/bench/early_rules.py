@@ -16,6 +16,10 @@ repetition) cannot or very probably will not say otherwise:
   the wave's tilt cancels but for one partial period). With the repetition's duration
   known, the wave's own tilt over the final sample times is computed instead (its
   shape folded from the residuals by phase), which is far smaller than the bound.
+  The period is the lag's own cycle where its drains lie further apart than the
+  output period (a batch that outlasts its trigger,
+  :func:`bench.lag_batches.lag_cycle`), and the means' slope keeps the trend rule's
+  allowance for correlated residuals, in case the cycle is irregular.
 * :func:`dropped_decision`: the dropped-records counter never falls, so once the
   records dropped so far exceed ``maxRatio`` of all the records the whole repetition
   will generate, "fail" is certain. "Pass" needs the counter's growth so far, bounded
@@ -43,6 +47,7 @@ import numpy as np
 
 from bench import slo_math
 from bench.api import EarlyDecision, Series, SloContext
+from bench.lag_batches import lag_cycle
 
 #: ``decide_early`` of an SLO type: one repetition's series and the verdict's context
 EarlyRule = Callable[[Series, SloContext], EarlyDecision]
@@ -167,18 +172,23 @@ def window_decision(
 ) -> EarlyDecision:
     """The lag trend decided on whole output periods (see the module docstring)."""
     t, v = slo_math.after_warmup(series, warmup)
+    declared = period
+    period = lag_cycle(t, v, period)
     times, means, wave = period_means(t, v, period)
     k = int(means.size)
+    of = f"{period:.3g} s (the lag's own cycle; output period {declared:g} s)" if period > declared else f"{period:g} s"
     if k < max(3, min_periods):
-        return EarlyDecision(None, f"{k} whole period(s) of {period:g} s after warm-up, need {max(3, min_periods)}")
+        return EarlyDecision(None, f"{k} whole period(s) of {of} after warm-up, need {max(3, min_periods)}")
     try:
-        slope, intercept = slo_math.slope(times, means)
-    except slo_math.InsufficientData as exc:
+        trend = fit(times, means)
+    except (slo_math.InsufficientData, ZeroDivisionError) as exc:
         return EarlyDecision(None, str(exc))
-    residuals = means - (intercept + slope * times)
-    dt = times - times.mean()
-    se = math.sqrt(float(np.dot(residuals, residuals)) / (k - 2) / float(np.dot(dt, dt)))
-    half = t_quantile(0.5 + confidence / 2.0, k - 2) * se
+    slope = trend.slope
+    intercept = float(means.mean() - slope * times.mean())
+    # The means are independent only when the period is the wave's. A micro-batch that
+    # overruns the trigger makes the wave longer than the declared period: its means
+    # then drift together, and the fit's autocorrelation correction widens the interval.
+    half = t_quantile(0.5 + confidence / 2.0, max(1.0, trend.effective_samples - 2.0)) * trend.stderr
     span = max(float(t[-1] - t[0]), 1e-9)
     tilt = wave_tilt(t, v - (intercept + slope * t), period, span_end)
     if tilt is None:
@@ -194,7 +204,7 @@ def window_decision(
         raise ValueError(f"operator: {operator!r} is not one of {', '.join(slo_math.OPERATORS)}")
     word = "undecided" if passed is None else ("pass" if passed else "fail")
     return EarlyDecision(
-        passed, f"{word} over {k} periods of {period:g} s: slope {slope:.4g} in [{low:.4g}, {high:.4g}] "
+        passed, f"{word} over {k} periods of {of}: slope {slope:.4g} in [{low:.4g}, {high:.4g}] "
         f"(wave margin {margin:.3g}) vs {threshold:.4g}", slope, low, high, threshold,
     )
 
@@ -334,33 +344,3 @@ def latency_rule(default_aggregation: str) -> EarlyRule:
         return latency_decision(series, ctx, float(threshold), aggregation, confidence=confidence)
 
     return decide
-
-
-#: a lag that rose at least this share of the input rate since the warm-up, and did not
-#: fall (see FALL_TOLERANCE): the SUT has consumed nothing there yet
-NOTHING_CONSUMED = 0.9
-#: what the lag may fall in all, as a share of its rise, and still count as "did not
-#: fall": samples a second apart jitter by a few records without any batch ending
-FALL_TOLERANCE = 0.01
-
-
-def nothing_consumed(series: Series, ctx: SloContext) -> bool:
-    """The lag after the warm-up rose at nearly the whole input rate and (but for a
-    sampling jitter) never fell: the SUT has consumed nothing there yet.
-
-    Why no early "fail" then: a micro-batch SUT whose first batch with data is still
-    running shows a lag rising at exactly the input rate, a perfect line whose slope
-    the trend rule is sure of; but that batch ends, commits a batch's worth of records
-    at once, and the final slope can lie anywhere. The rule assumes noise around a
-    trend, not a ramp that will reverse: UC3 at 6,000 records/s on one quarter-core
-    instance was decided "fail" 51 s in at a slope of 5,999, the whole input rate, and
-    its full 120-s repetition passed at 54.1 against a threshold of 60 (2026-11-29).
-    """
-    if not ctx.load_rate:
-        return False
-    t, v = slo_math.after_warmup(series, ctx.warmup)
-    if t.size < 2 or t[-1] <= t[0]:
-        return False
-    rise = float(v[-1] - v[0])
-    fell = float(-np.sum(np.minimum(np.diff(v), 0.0)))
-    return rise / float(t[-1] - t[0]) >= NOTHING_CONSUMED * ctx.load_rate and fell <= FALL_TOLERANCE * rise

@@ -59,10 +59,10 @@ from bench.early_rules import (
     REPORTED_CONFIDENCE,
     TrendFit,
     fit,
-    nothing_consumed,
     t_quantile,
     window_decision,
 )
+from bench.lag_batches import too_few_batches
 
 __all__ = ["DEFAULT_CONFIDENCE", "MAX_AUTOCORRELATION", "MIN_SAMPLES", "MIN_SPAN_S", "REPORTED_CONFIDENCE",
            "TrendFit", "fit", "t_quantile"]
@@ -117,15 +117,16 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
 
     The caller resolves ``threshold`` exactly as its ``check`` does; this adds the
     per-SLO tuning properties ``earlyStopConfidence`` and ``earlyStopMinSamples``.
-    ``lag``: ``series`` is the consumer lag, and no "fail" is decided while the SUT has
-    consumed nothing since the warm-up (:func:`bench.early_rules.nothing_consumed`).
+    ``lag``: ``series`` is the consumer lag, and no "fail" is decided while a micro-batch
+    SUT has committed fewer than two batches since the warm-up
+    (:func:`bench.lag_batches.too_few_batches`).
     """
     decision = _trend_decision(series, ctx, threshold, operator)
-    if lag and decision.passed is False and operator in ("lt", "lte") and nothing_consumed(series, ctx):
+    if lag and decision.passed is False and operator in ("lt", "lte") and too_few_batches(series, ctx):
         return EarlyDecision(
-            None, f"undecided: the lag rose at the whole input rate ({decision.slope or 0:,.0f} of "
-            f"{ctx.load_rate or 0:,.0f} records/s) and never fell since the warm-up: "
-            "no micro-batch has ended there yet",
+            None, f"undecided: the lag rose at the whole input rate ({ctx.load_rate or 0:,.0f} records/s) "
+            "between its falls, and fell fewer than twice since the warm-up: "
+            "too few micro-batches have ended there yet",
             decision.slope, decision.low, decision.high, decision.threshold)
     return decision
 

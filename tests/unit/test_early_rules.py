@@ -12,8 +12,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pytest
 from bench import early_rules, early_stop
 from bench.api import Series, SloContext, UseCase
+from bench.lag_batches import lag_cycle
 from bench.model import ExecutionParams, SloDef
 from bench.plugins import load_plugins
 
@@ -86,6 +89,32 @@ def test_a_trend_near_the_threshold_decides_as_the_final_verdict_or_not_at_all()
         for seconds in range(130, 300, 10):
             decision = early("lag-trend", upto(s, seconds), props, 30.0)
             assert decision is None or decision is final("lag-trend", s, props)
+
+
+def test_batches_longer_than_the_output_period_are_judged_over_their_own_cycle() -> None:
+    """A micro-batch that outlasts its trigger commits once per batch: UC3's 5-s trigger
+    with 8-15-s batches at a quarter core. Means over 5-s periods of a 60-s saw-tooth
+    were a ramp, decided "fail" at the input rate for repetitions that pass in full."""
+    props = {"threshold": 100.0}
+    for cycle in (20.0, 40.0, 60.0, 90.0):
+        for slope in (0.0, 50.0, 150.0, 400.0):
+            s = windowed_lag(slope=slope, seconds=DURATION, period=cycle, step=1.0, wave=LOAD * cycle, noise=5.0)
+            decisions = [early("lag-trend", upto(s, sec), props, 5.0) for sec in range(60, 300, 5)]
+            assert all(d is None or d is final("lag-trend", s, props) for d in decisions), (cycle, slope)
+            if cycle == 20.0:  # several cycles fit: the rule still decides, well before the end
+                assert any(d is not None for d in decisions[:12]), slope
+
+
+def test_the_lag_cycle_is_the_output_period_unless_its_drains_are_further_apart() -> None:
+    for cycle, expected in ((5.0, 5.0), (6.0, 5.0), (12.0, 12.0), (30.0, 30.0)):
+        s = windowed_lag(slope=0.0, seconds=200.0, period=cycle, step=1.0, wave=LOAD * cycle, noise=5.0)
+        t, v = np.asarray(s.timestamps), np.asarray(s.values)
+        assert lag_cycle(t, v, 5.0) == pytest.approx(expected, abs=1.0), cycle
+    ramp = np.arange(100.0)
+    assert lag_cycle(ramp, 1000.0 * ramp, 5.0) == 5.0  # no drain: too_few_batches holds a fail back
+    one = 1000.0 * ramp
+    one[-1] = 0.0
+    assert lag_cycle(ramp, one, 5.0) == 99.0  # one drain: the span, so no whole periods
 
 
 def test_too_few_periods_decide_nothing() -> None:

@@ -1,0 +1,88 @@
+"""A micro-batch SUT's lag: its drains, its real cycle, and when too few batches ended.
+
+Between two commits of a micro-batch SUT the lag rises at the input rate; at a commit
+it falls by the batch. The trend rules assume noise around a line, which such a
+saw-tooth is not until several of its teeth are seen: these helpers say how many were
+and how long one is, for :mod:`bench.early_stop` (no "fail" on too few) and
+:func:`bench.early_rules.window_decision` (means over the real cycle).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bench import slo_math
+from bench.api import Series, SloContext
+
+#: a lag rising at least this share of the input rate between its falls: nothing is
+#: consumed between a micro-batch SUT's commits
+NOTHING_CONSUMED = 0.9
+#: a fall of more than this share of the lag's median rise from one sample to the next
+#: is a drain (a micro-batch's commit); smaller ones are sampling jitter: samples a
+#: second apart jitter by a few records without any batch ending
+DRAIN_SHARE = 0.5
+#: drains after the warm-up before a micro-batch lag's trend may be decided "fail"
+MIN_DRAINS = 2
+#: a median cycle between drains within this factor of the output period is that period
+CYCLE_TOLERANCE = 1.5
+
+
+def drain_times(t: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The times at which the lag fell by more than :data:`DRAIN_SHARE` of its median rise
+    between two samples: a micro-batch committed there."""
+    if t.size < 2:
+        return np.empty(0)
+    steps = np.diff(v)
+    rises = steps[steps > 0]
+    if rises.size == 0:
+        return t[1:][steps < 0]
+    return t[1:][steps < -DRAIN_SHARE * float(np.median(rises))]
+
+
+def too_few_batches(series: Series, ctx: SloContext) -> bool:
+    """The lag after the warm-up rose at nearly the whole input rate between its falls,
+    and fell fewer than :data:`MIN_DRAINS` times: a micro-batch SUT whose batches are
+    not yet seen twice.
+
+    Why no early "fail" then: while a batch runs the lag rises at exactly the input
+    rate, a line the trend rule is sure of, which reverses when the batch commits. UC3
+    at 6,000 records/s on one quarter-core instance was decided "fail" 51 s in at a
+    slope of 5,999, the whole input rate, and its full 120-s repetition passed at 54.1
+    against a threshold of 60 (2026-11-29). One commit is not enough either: a ramp that
+    ends in one drain has a slope the rule is just as sure of, and the next batch, which
+    reads all that piled up, decides whether the SUT is behind.
+    """
+    if not ctx.load_rate:
+        return False
+    t, v = slo_math.after_warmup(series, ctx.warmup)
+    if t.size < 2 or t[-1] <= t[0]:
+        return False
+    steps, dt = np.diff(v), np.diff(t)
+    rising = (steps > 0) & (dt > 0)
+    if not rising.any() or float(np.median(steps[rising] / dt[rising])) < NOTHING_CONSUMED * ctx.load_rate:
+        return False
+    return int(drain_times(t, v).size) < MIN_DRAINS
+
+
+def lag_cycle(t: np.ndarray, v: np.ndarray, period: float) -> float:
+    """The period the lag's wave really has: the output period, or the median time
+    between its drains (:func:`drain_times`) where those lie further apart.
+
+    A micro-batch that takes longer than its trigger commits once per batch, not once per
+    output period: UC3's quarter-core batches took 8-15 s against a 5-s trigger
+    (2026-11-29). Means over the shorter period then follow the wave instead of
+    cancelling it; a batch of a minute made whole periods of a rising ramp, which were
+    decided "fail" at the whole input rate for a repetition that passes in full. One
+    drain leaves the span itself as the period, so no decision follows; none leaves the
+    output period (a lag without a wave, or one that never fell, which
+    :func:`too_few_batches` holds back).
+    """
+    if t.size < 3 or period <= 0:
+        return period
+    ends = drain_times(t, v)
+    if ends.size == 0:
+        return period
+    if ends.size == 1:
+        return max(period, float(t[-1] - t[0]))
+    cycle = float(np.median(np.diff(ends)))
+    return cycle if cycle > CYCLE_TOLERANCE * period else period
