@@ -222,6 +222,16 @@ def after_warmup(path: Path, warmup: float, repetition: int) -> tuple[np.ndarray
     return t, v
 
 
+def stored_period(record: dict[str, Any]) -> float | None:
+    """The output period the run judged its lag's error with (``bench.analysis.confidence``),
+    as its record stores it with a trend verdict: re-evaluated the same way."""
+    for details in (record.get("slos") or {}).values():
+        period = details.get("period") if isinstance(details, dict) else None
+        if isinstance(period, int | float) and period > 0:
+            return float(period)
+    return None
+
+
 def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> ExperimentResult:
     load, resources = key
     result = ExperimentResult(load, resources, settings.threshold_for(run, load, resources))
@@ -234,10 +244,11 @@ def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> Experime
         if name not in run.trend_slo_names() and isinstance(details, dict) and details.get("passed") is False
     )
     errors = []
+    period = stored_period(record)
     for f in run.trend_files().get(key, []):
         try:
             t, v = after_warmup(f.path, settings.warmup, f.repetition)
-            result.fits.append(fit_repetition(t, v))
+            result.fits.append(fit_repetition(t, v, period))
         except slo_math.InsufficientData as exc:
             result.fits.append(None)
             errors.append(str(exc))

@@ -20,7 +20,12 @@ things make it fragile, and any flags the experiment ``unstable``:
 
 The slope error is imported from :mod:`bench.early_stop`, not re-derived, so that the
 confidence printed here and the confidence that ended a repetition early are the same
-number.
+number. For a use case with an output period (UC3) it is the error of the slope of the
+lag's means over its whole cycles, as the rule over whole periods
+(:func:`bench.early_rules.window_decision`) judges it: the plain fit cannot see through
+the lag's rise and fall, and flagged UC3's 1,500 records/s on one instance "margin inside
+the noise" (slope -87.1) in a run whose repetitions that rule had each decided "pass"
+(2026-11-29, commit 30474e9).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from bench import early_stop, slo_math
+from bench import early_rules, early_stop, slo_math
+from bench.lag_batches import lag_cycle
 from bench.results import ExperimentRecord, ResultStore, read_series
 
 #: two-sided confidence of the printed intervals; 0.95 as a reader expects of an error bar
@@ -108,11 +114,29 @@ def explain(slos: Mapping[str, Any]) -> str:
     return "; ".join(parts) or " or ".join(words for _, words in REASONS)
 
 
-def fit_repetition(t: np.ndarray, v: np.ndarray) -> RepetitionFit:
-    """OLS slope as the verdict computes it, plus its error when three samples allow one."""
+#: whole cycles before their means' slope gives a repetition's error: with fewer, the
+#: error of so few means is itself unsure (4 means leave 2 degrees of freedom), and the
+#: plain fit's stands
+MIN_CYCLES = 8
+
+
+def trend_fit(t: np.ndarray, v: np.ndarray, period: float | None = None) -> early_stop.TrendFit:
+    """The slope with its error: over the lag's whole cycles where the use case has an
+    output period and at least :data:`MIN_CYCLES` of them lie in the samples, else over
+    the samples."""
+    if period:
+        times, means, _ = early_rules.period_means(t, v, lag_cycle(t, v, period))
+        if means.size >= MIN_CYCLES:
+            return early_stop.fit(times, means)
+    return early_stop.fit(t, v)
+
+
+def fit_repetition(t: np.ndarray, v: np.ndarray, period: float | None = None) -> RepetitionFit:
+    """OLS slope as the verdict computes it, plus its error when three samples allow one
+    (``period``: the use case's output period, see :func:`trend_fit`)."""
     slope, intercept = slo_math.slope(t, v)
     try:
-        trend = early_stop.fit(t, v)
+        trend = trend_fit(t, v, period)
     except (slo_math.InsufficientData, ZeroDivisionError, ValueError):
         return RepetitionFit(slope, intercept, int(t.size))
     stderr = trend.stderr if math.isfinite(trend.stderr) else None
@@ -151,7 +175,7 @@ MIN_HALF_SAMPLES = 5
 
 
 def half_against(t: np.ndarray, v: np.ndarray, threshold: float, passed: bool,
-                 confidence: float = DEFAULT_CONFIDENCE) -> bool:
+                 confidence: float = DEFAULT_CONFIDENCE, period: float | None = None) -> bool:
     """Whether one half of the repetition (split at its middle time) says the opposite
     of ``passed`` with confidence: its slope's whole interval lies on the other side."""
     if t.size < 2 * MIN_HALF_SAMPLES:
@@ -161,7 +185,7 @@ def half_against(t: np.ndarray, v: np.ndarray, threshold: float, passed: bool,
         if int(half.sum()) < MIN_HALF_SAMPLES:
             continue
         try:
-            trend = early_stop.fit(t[half], v[half])
+            trend = trend_fit(t[half], v[half], period)
         except (slo_math.InsufficientData, ZeroDivisionError, ValueError):
             continue
         if not math.isfinite(trend.stderr):
@@ -172,12 +196,13 @@ def half_against(t: np.ndarray, v: np.ndarray, threshold: float, passed: bool,
     return False
 
 
-def annotate(record: ExperimentRecord, store: ResultStore) -> None:
+def annotate(record: ExperimentRecord, store: ResultStore, period: float | None = None) -> None:
     """The slope interval and margin of every lag-trend-like verdict, from its stored series.
 
     Read back from the SLI files that the engine writes before it records the
     experiment, so the numbers come from exactly the samples of the verdict; an SLO
-    whose files or samples do not allow an error estimate gets none.
+    whose files or samples do not allow an error estimate gets none. ``period``: the use
+    case's output period (:func:`trend_fit`), stored with the verdict for ``bench analyze``.
     """
     for name, details in record.slos.items():
         slopes, threshold = details.get("slopes"), details.get("threshold")
@@ -189,13 +214,15 @@ def annotate(record: ExperimentRecord, store: ResultStore) -> None:
             for rep in range(len(slopes)):
                 t, v = slo_math.usable(read_series(store.sli_path(record.load, record.resources, name, rep)),
                                        warmup, rep)
-                fits.append(fit_repetition(t, v))
+                fits.append(fit_repetition(t, v, period))
                 samples.append((t, v))
             confidence = judge(fits, float(threshold))
             passed = confidence.median < float(threshold)
-            if any(half_against(t, v, float(threshold), passed) for t, v in samples):
+            if any(half_against(t, v, float(threshold), passed, period=period) for t, v in samples):
                 confidence = replace(confidence, step=True)
         except (OSError, ValueError):
             continue
         details["confidence"] = confidence.as_dict()
+        if period:
+            details["period"] = period
         record.unstable = record.unstable or confidence.unstable
