@@ -324,3 +324,49 @@ async def test_after_teardown_delay_falls_between_attempts_not_after_the_last(re
     outcome = await Engine(registry, cfg, platform, clock=clock, sleep=sleep).run()
     assert outcome.table == {1500.0: 2.0, 2500.0: 3.0}
     assert len(platform.experiments) >= 3 and len(delays) == len(platform.experiments) - 1
+
+
+class DroppingPlatform(FakePlatform):
+    """A SUT that keeps up with a noisy lag (its trend takes long to decide) and drops no
+    records (decided as soon as the counting rule has its samples)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rng = np.random.default_rng(5)
+        self.samples_per_rep: list[int] = []
+
+    async def start_sut(self, spec: Any) -> None:
+        await super().start_sut(spec)
+        self.samples_per_rep.append(0)
+
+    async def sample(self, spec: Any) -> Any:
+        sample = await super().sample(spec)
+        self.samples_per_rep[-1] += 1
+        sample.values["lag"] = 5_000.0 + float(self.rng.normal(0.0, 3_000.0))
+        sample.values["dropped-records"] = 0.0
+        return sample
+
+
+async def test_a_repetition_waits_only_for_the_slos_the_earlier_ones_left_open(registry, tmp_path: Path) -> None:
+    """Two passing lag trends of three fix the median: the third repetition is run for
+    the SLO judged by its worst repetition (dropped records) and ends once that is
+    decided, instead of waiting for a lag trend that can no longer change anything."""
+    bench = fake_benchmark()
+    bench["slos"] = [*bench["slos"], {"name": "dropped-records", "sloType": "dropped-records", "properties": {}}]
+    outcomes, platforms, lines = [], [], []
+    for early in (False, True):
+        cfg = _config(tmp_path / str(early), [500], [1], earlyStop=early, repetitions=3, duration=300,
+                      earlySampleInterval=0)
+        cfg.benchmark = parse_benchmark(bench)
+        platform, clock = DroppingPlatform(), SimClock()
+        platform.now = clock
+        outcomes.append(await Engine(registry, cfg, platform, progress=lambda msg, *_: lines.append(msg),
+                                     clock=clock, sleep=clock.sleep).run())
+        platforms.append(platform)
+    full, fast = outcomes
+    assert fast.table == full.table == {500.0: 1.0}
+    assert [r.passed for r in fast.records] == [r.passed for r in full.records] == [True]
+    first, second, third = platforms[1].samples_per_rep
+    assert third < min(first, second) < platforms[0].samples_per_rep[0]
+    assert "load=500 resources=1 rep 3/3: dropped-records decided early" in " ".join(lines)
+    assert "rep 1/3: lag-trend, dropped-records decided early" in " ".join(lines)

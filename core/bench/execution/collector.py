@@ -10,7 +10,7 @@ against the start, not chained, so slow samples do not stretch the repetition.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from bench.api import ExperimentSpec, Platform, Series
@@ -53,13 +53,14 @@ class SliCollector:
         #: the time left for the whole run, given the seconds spent in this repetition
         self.eta = eta
 
-    async def collect(self, spec: ExperimentSpec, label: str) -> Samples:
+    async def collect(self, spec: ExperimentSpec, label: str, deciding: Sequence[str] | None = None) -> Samples:
         """Sample the running SUT and generators until the repetition is over.
 
         With early stopping and ``earlySampleInterval`` shorter than ``sampleInterval``,
         the loop ticks ``k`` times per recorded sample; every tick feeds the early
         decision, every ``k``-th (and the last) is recorded, at the times the plain
-        loop would record them."""
+        loop would record them. ``deciding``: the SLOs whose decisions end the repetition
+        early (None: every SLO)."""
         ex = self.settings
         samples, dense = Samples(), Samples()
         per_record = self.ticks_per_sample()
@@ -84,8 +85,8 @@ class SliCollector:
             if elapsed >= ex.duration:
                 return samples
             if ex.earlyStop and self.evaluator.decided_early(samples.series, spec, elapsed,
-                                                             dense.series if per_record > 1 else None):
-                self.progress(f"{label}: {', '.join(self.evaluator.early_deciders())} decided early at "
+                                                             dense.series if per_record > 1 else None, deciding):
+                self.progress(f"{label}: {', '.join(self.evaluator.early_deciders(deciding))} decided early at "
                               f"{elapsed:.0f} s", False)
                 samples.early = True
                 return samples

@@ -8,7 +8,7 @@ early decisions, within a repetition and across repetitions, follow
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from bench.api import ExperimentSpec, Series, SloContext, SloVerdict
 from bench.early_stop import decided, settlement
@@ -52,19 +52,24 @@ class SloEvaluator:
         return verdicts
 
     def decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float,
-                      dense: Mapping[str, Series] | None = None) -> bool:
+                      dense: Mapping[str, Series] | None = None, only: Sequence[str] | None = None) -> bool:
         """Whether the rest of this repetition can no longer change the experiment's verdict
-        (``dense``: the SLIs sampled between the recorded samples, see ``decide``)."""
-        return decided(self.slos, self.registry, series, self.settings, spec, elapsed, dense)
+        (``dense``: the SLIs sampled between the recorded samples, see ``decide``; ``only``:
+        the SLOs the earlier repetitions left open, the others being settled whatever
+        this one shows)."""
+        return decided(self._only(only), self.registry, series, self.settings, spec, elapsed, dense)
+
+    def _only(self, names: Sequence[str] | None) -> list[SloDef]:
+        return self.slos if names is None else [slo for slo in self.slos if slo.name in names]
 
     def wants_dense(self) -> bool:
         """Whether denser samples could decide anything early: only SLOs on a trend use them."""
         return any(slo.sloType in self.registry.slos and self.registry.slos[slo.sloType].can_decide_early()
                    and self.registry.slos[slo.sloType].is_trend(slo.properties) for slo in self.slos)
 
-    def early_deciders(self) -> list[str]:
+    def early_deciders(self, only: Sequence[str] | None = None) -> list[str]:
         """The names of the SLOs whose type can end a repetition early (for the progress line)."""
-        return [slo.name for slo in self.slos
+        return [slo.name for slo in self._only(only)
                 if slo.sloType in self.registry.slos and self.registry.slos[slo.sloType].can_decide_early()]
 
     def settlement(

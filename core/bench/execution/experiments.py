@@ -126,13 +126,14 @@ class ExperimentRunner:
         slis = self.evaluator.slis()
         stored = self.store.load_repetitions(load, resources, slis) if self.cfg.resume else []
         collected: dict[str, list[Series]] = {}
+        deciding: list[str] | None = None  # the SLOs the next repetition's early end waits for
         for rep in range(ex.repetitions):
             if rep < len(stored):
                 done: Repetition | None = stored[rep]
                 self.progress(f"load={fmt_value(load)} resources={fmt_value(resources)} rep {rep + 1}/"
                               f"{ex.repetitions}: measured before, read back", False)
             else:
-                done = await self._measure(objects, params, load, resources, rep, record, slis)
+                done = await self._measure(objects, params, load, resources, rep, record, slis, deciding)
             if done is None:
                 break
             record.early_stopped = record.early_stopped or done.early_stopped
@@ -144,6 +145,10 @@ class ExperimentRunner:
                 continue
             where = f"load={fmt_value(load)} resources={fmt_value(resources)}"
             settled, open_slos = self.evaluator.settlement(collected, load, resources, rate, remaining)
+            # an SLO no later repetition can turn needs no decision in them: two passing
+            # lag trends of three fix the median, and the third repetition waits only
+            # for the SLO judged by the worst one (dropped records)
+            deciding = open_slos or None
             if settled is None:
                 if open_slos:
                     self.progress(f"{where}: not settled after {rep + 1} of {ex.repetitions} repetitions: "
@@ -187,7 +192,7 @@ class ExperimentRunner:
 
     async def _measure(
         self, objects: list[Manifest], params: dict[str, Any], load: float, resources: float, rep: int,
-        record: ExperimentRecord, slis: dict[str, str],
+        record: ExperimentRecord, slis: dict[str, str], deciding: list[str] | None = None,
     ) -> Repetition | None:
         """One repetition, run again after a fault up to ``retries`` times; None when it never succeeded.
 
@@ -206,7 +211,7 @@ class ExperimentRunner:
                     repetition=rep,
                 )
             try:
-                samples, reports = await self._attempt(spec, label)
+                samples, reports = await self._attempt(spec, label, deciding=deciding)
             except NOT_FAULTS:
                 raise
             except Exception as exc:  # noqa: BLE001 - any platform failure is a fault of this repetition
@@ -266,9 +271,10 @@ class ExperimentRunner:
         samples, _ = await self._attempt(self._spec(objects, params, load, resources), label, collector)
         return samples, load_rate(objects, load)
 
-    async def _attempt(self, spec: ExperimentSpec, label: str,
-                       collector: SliCollector | None = None) -> tuple[Samples, list[GeneratorReport]]:
-        """One attempt at a repetition: deploy, sample, tear down (also when it fails)."""
+    async def _attempt(self, spec: ExperimentSpec, label: str, collector: SliCollector | None = None,
+                       deciding: list[str] | None = None) -> tuple[Samples, list[GeneratorReport]]:
+        """One attempt at a repetition: deploy, sample, tear down (also when it fails);
+        ``deciding``: the SLOs whose early decisions can end it (None: all)."""
         ex = self.settings
         if self.torn_down and ex.afterTeardownDelay:
             # between one attempt's teardown and the next one's start, not after the
@@ -282,7 +288,7 @@ class ExperimentRunner:
             if ex.loadGenerationDelay:
                 await self.sleep(ex.loadGenerationDelay)
             await self.platform.start_generators(spec)
-            samples = await (collector or self.collector).collect(spec, label)
+            samples = await (collector or self.collector).collect(spec, label, deciding)
             reports = list(await self.platform.stop_generators(spec))
         finally:
             try:
