@@ -94,3 +94,20 @@ def test_a_generic_trend_slo_on_the_lag_holds_back_the_same_fail() -> None:
     other = SloContext(load=RATE, resources=1, warmup=30, properties={**props, "sli": "input-rate"},
                        load_rate=RATE, duration=120)
     assert decide_generic_early(_series(RATE * t), other).passed is False  # not the lag: no such rule
+
+
+def test_a_ramp_after_one_drain_at_the_warm_up_is_not_decided_early() -> None:
+    """UC1 at 5,000 records/s on one quarter-core instance (2026-11-30, 300-s
+    repetitions, 60-s warm-up): a batch committed just after the warm-up, then the lag
+    rose at the whole input rate, and the 1-s samples decided "fail" at 83 s at a slope
+    of 4,999; the other two repetitions passed (-4,982 and -2,748)."""
+    rate = 5_000.0
+    ctx = SloContext(load=rate, resources=1, warmup=60, properties={"thresholdRelToRate": 0.01}, load_rate=rate,
+                     duration=300)
+    t = np.arange(84.0)
+    lag = np.where(t <= 60.0, rate * t, rate * (t - 61.0) + 200_000.0)  # the drain: 60 -> 61 s
+    series = _series(lag)
+    assert too_few_batches(series, ctx) is True
+    from bench.early_stop import decide_series
+    assert decide_series(series, ctx.warmup, 50.0).passed is False  # what the guard holds back
+    assert lag_trend.decide_early(series, ctx).passed is None
