@@ -23,8 +23,8 @@ confidence printed here and the confidence that ended a repetition early are the
 number. For a use case with an output period (UC3) it is the error of the slope of the
 lag's means over its whole cycles, as the rule over whole periods
 (:func:`bench.early_rules.window_decision`) judges it: the plain fit cannot see through
-the lag's rise and fall, and flagged UC3's 1,500 records/s on one instance "margin inside
-the noise" (slope -87.1) in a run whose repetitions that rule had each decided "pass"
+the lag's rise and fall: UC3's 1,500 records/s on one instance was flagged unstable
+(slope -87.1 against 15) in a run whose repetitions that rule had each decided "pass"
 (2026-11-29, commit 30474e9).
 """
 
