@@ -138,6 +138,13 @@ def period_means(t: np.ndarray, v: np.ndarray, period: float) -> tuple[np.ndarra
     return np.asarray(times), np.asarray(means), float(np.median(ranges)) if ranges else 0.0
 
 
+def cycle_means(t: np.ndarray, v: np.ndarray, period: float) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """:func:`period_means` over the lag's own cycle (:func:`bench.lag_batches.lag_cycle`),
+    with that cycle: the early rule and the reported confidence average alike."""
+    cycle = lag_cycle(t, v, period)
+    return (cycle, *period_means(t, v, cycle))
+
+
 def wave_tilt(t: np.ndarray, residuals: np.ndarray, period: float,
               span_end: float | None) -> tuple[float, float] | None:
     """The least and greatest slope the wave alone gives the final verdict's fit.
@@ -173,8 +180,7 @@ def window_decision(
     """The lag trend decided on whole output periods (see the module docstring)."""
     t, v = slo_math.after_warmup(series, warmup)
     declared = period
-    period = lag_cycle(t, v, period)
-    times, means, wave = period_means(t, v, period)
+    period, times, means, wave = cycle_means(t, v, period)
     k = int(means.size)
     of = f"{period:.3g} s (the lag's own cycle; output period {declared:g} s)" if period > declared else f"{period:g} s"
     if k < max(3, min_periods):

@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from bench import early_rules, early_stop, slo_math
-from bench.lag_batches import lag_cycle
 from bench.results import ExperimentRecord, ResultStore, read_series
 
 #: two-sided confidence of the printed intervals; 0.95 as a reader expects of an error bar
@@ -125,7 +124,7 @@ def trend_fit(t: np.ndarray, v: np.ndarray, period: float | None = None) -> earl
     output period and at least :data:`MIN_CYCLES` of them lie in the samples, else over
     the samples."""
     if period:
-        times, means, _ = early_rules.period_means(t, v, lag_cycle(t, v, period))
+        _, times, means, _ = early_rules.cycle_means(t, v, period)
         if means.size >= MIN_CYCLES:
             return early_stop.fit(times, means)
     return early_stop.fit(t, v)
