@@ -26,6 +26,9 @@ commit and the load average before and after each run.
     .venv/bin/python benchmarks/time_to_verdict.py --quick --plugin all       # every use case, short
     .venv/bin/python benchmarks/time_to_verdict.py --plugin all --rounds 3    # the full comparison, hours
     .venv/bin/python benchmarks/time_to_verdict.py --plugin calibrated --predict
+    # bench's default only, against an earlier reference run of 2 experiments in 2,061.4 s
+    .venv/bin/python benchmarks/time_to_verdict.py --plugin uc2 --rounds 1 \
+        --reference-seconds 2061.4 --reference-experiments 2
 """
 
 from __future__ import annotations
@@ -129,6 +132,19 @@ def compare(result: UseCaseResult, ours: Run, reference: Run, label: str) -> Non
     result.tables_same += ours.table == reference.table
 
 
+def unpaired_reference(seconds: float, experiments: int | None, ours: Run) -> Run:
+    """The reference side of an unpaired row (``--reference-seconds``). Without the earlier
+    run's experiment count the ratio compares whole runs, which is different work whenever
+    bench's default measured other experiments (a verdict that differs moves the search);
+    with it, the reference's fixed length per experiment times the experiments measured."""
+    if not experiments or experiments == len(ours.records):
+        return Run("reference", seconds, {}, [], "an earlier run", "(not paired)")
+    per = seconds / experiments
+    return Run("reference", per * len(ours.records), {}, [], "an earlier run",
+               f"(not paired; estimated: {len(ours.records)} experiments x {per:,.1f} s, the earlier run's "
+               f"{seconds:,.1f} s over its {experiments})")
+
+
 def table_line(plugin: str, result: UseCaseResult) -> str:
     ref = [r.seconds for r in result.runs["reference"]]
     ours = [r.seconds for r in result.runs["default"]]
@@ -166,6 +182,10 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=None, help="SLI sample interval (s); default 5 (quick 2)")
     parser.add_argument("--repetitions", type=int, default=None, help="default 3 (quick: 1)")
     parser.add_argument("--predict", action="store_true", help="also run bench's default with --predict")
+    parser.add_argument("--reference-experiments", type=int, default=None, metavar="K",
+                        help="with --reference-seconds: the earlier reference run measured K experiments; the "
+                             "ratio then compares with S/K seconds for each experiment bench's default measured, "
+                             "as the reference's length per experiment is fixed by its settings")
     parser.add_argument("--reference-seconds", type=float, default=None, metavar="S",
                         help="do not run the reference procedure: its length is fixed by design (no early stop, "
                              "every repetition in full); compare with S, its time in an earlier run of the same "
@@ -214,8 +234,8 @@ def main() -> int:
                 if "reference" in runs:
                     compare(results[plugin], runs["default"], runs["reference"], f"round {rnd + 1} {plugin}")
                 else:
-                    results[plugin].runs["reference"].append(Run("reference", args.reference_seconds, {}, [],
-                                                                 "an earlier run", "(not paired)"))
+                    results[plugin].runs["reference"].append(
+                        unpaired_reference(args.reference_seconds, args.reference_experiments, runs["default"]))
     stamp = time.strftime("%Y-%m-%d")
     print()
     print(f"verdicts that differ (bench's default against the reference), {stamp}, commit {commit()}:")

@@ -136,3 +136,14 @@ def test_the_prediction_line_counts_time_saved_and_right_predictions() -> None:
     result.runs["default"].append(ttv.Run("default", 200.0, {1500.0: 2.0, 2500.0: 3.0}, [], "", ""))
     result.runs["predict"].append(ttv.Run("predict", 150.0, {1500.0: 2.0, 2500.0: 3.0}, [], "", "", prediction))
     assert ttv.predict_line("calibrated", result) == "| calibrated | 200.0 s | 150.0 s | 25.0% | 1 of 2 | 1 of 1 |"
+
+
+def test_an_unpaired_reference_is_scaled_to_the_experiments_measured() -> None:
+    """UC2 at 43c7424 measured three experiments (one instance failed 20,000 records/s)
+    against an earlier reference run of two: the whole-run ratio compared different work."""
+    ttv = script("time_to_verdict")
+    ours = ttv.Run("default", 1500.0, {}, [record(1, 1, True), record(2, 1, False), record(2, 2, True)], "", "")
+    scaled = ttv.unpaired_reference(2000.0, 2, ours)
+    assert scaled.seconds == 3000.0 and "estimated: 3 experiments x 1,000.0 s" in scaled.after
+    assert ttv.unpaired_reference(2000.0, 3, ours).seconds == 2000.0
+    assert ttv.unpaired_reference(2000.0, None, ours).seconds == 2000.0
