@@ -32,11 +32,10 @@ def info_path(store: ResultStore, load: float, resources: float, sli: str, repet
 
 def write_info(store: ResultStore, load: float, resources: float, repetition: int,
                series: Mapping[str, Series]) -> list[Path]:
-    """One ``_info_`` file per sampled SLI of one repetition (atomic writes, like the SLO files)."""
-    import csv
-    import io
-
-    from bench.results import atomic_write
+    """One ``_info_`` file per sampled SLI of one repetition, written as the SLO files are
+    (:func:`bench.results.series_csv`, atomic) but keeping samples without a value as
+    ``nan``."""
+    from bench.results import atomic_write, series_csv
 
     written = []
     for sli, s in sorted(series.items()):
@@ -44,13 +43,8 @@ def write_info(store: ResultStore, load: float, resources: float, repetition: in
             # a name with "_" would break the file-name convention; a series whose every
             # sample is empty is no measurement: no file of NaN (the summary says why)
             continue
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["labels", "timestamp", "value"])
-        for ts, value in zip(s.timestamps, s.values, strict=True):
-            writer.writerow([s.labels, f"{ts:.3f}", repr(float(value))])
         path = info_path(store, load, resources, sli, repetition)
-        atomic_write(path, buf.getvalue())
+        atomic_write(path, series_csv(s, keep_gaps=True))
         written.append(path)
     return written
 

@@ -36,6 +36,22 @@ from bench.errors import UserError
 _ANY_EXP_FILE = re.compile(r"^exp(\d+)(?!\d)")
 
 
+def series_csv(series: Series, keep_gaps: bool = False) -> str:
+    """A series as bench stores it (``labels,timestamp,value``), SLO and informational
+    files alike. NaN is a sample with no value (no record's latency in that interval).
+    An SLO file leaves it out: its readers refuse non-finite values, so bench analyze
+    read none of a UC2 run's latency files while they held it (2026-11-27, commit
+    a1070f0). An informational file keeps it (``keep_gaps``) as ``nan``, so a plot shows
+    the gap; its readers skip such values (``bench.analysis.inputs.check_series``)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["labels", "timestamp", "value"])
+    for ts, value in zip(series.timestamps, series.values, strict=True):
+        if math.isfinite(float(value)) or (keep_gaps and math.isnan(float(value))):
+            writer.writerow([series.labels, f"{ts:.3f}", repr(float(value))])
+    return buf.getvalue()
+
+
 def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -213,17 +229,8 @@ class ResultStore:
         return doc
 
     def write_series(self, load: float, resources: float, slo_name: str, repetition: int, series: Series) -> Path:
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["labels", "timestamp", "value"])
-        for ts, value in zip(series.timestamps, series.values, strict=True):
-            # NaN is a sample with no value (no record's latency in that interval); the
-            # readers refuse non-finite values, so bench analyze read none of a UC2 run's
-            # latency files while they held it (2026-11-27, commit a1070f0)
-            if math.isfinite(float(value)):
-                writer.writerow([series.labels, f"{ts:.3f}", repr(float(value))])
         path = self.sli_path(load, resources, slo_name, repetition)
-        atomic_write(path, buf.getvalue())
+        atomic_write(path, series_csv(series))
         return path
 
     def write_repetition(

@@ -68,6 +68,20 @@ def test_bad_stored_series(run_dir: Path, tmp_path: Path, content: bytes, messag
     assert str(victim) in line and message in line
 
 
+@pytest.mark.parametrize("command", ["analyze", "report"])
+def test_an_informational_file_with_samples_without_a_value_is_read(run_dir: Path, tmp_path: Path,
+                                                                     command: str) -> None:
+    """bench wrote ``nan`` for a latency interval without output into its informational
+    files until 2026-11-30; those runs stay readable. Infinity there is still refused."""
+    info = run_dir / "exp0_100_1_info_latency-max_0.csv"
+    info.write_text("labels,timestamp,value\nx,1,nan\nx,2,8937.0\n")
+    out = tmp_path / ("out.csv" if command == "analyze" else "r.html")
+    result = CliRunner().invoke(cli, [command, str(run_dir), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    info.write_text("labels,timestamp,value\nx,1,inf\n")
+    assert "value inf is not a finite number" in refused(command, str(run_dir), "-o", str(out))
+
+
 def test_a_configuration_value_that_is_text(run_dir: Path, tmp_path: Path) -> None:
     (run_dir / "exp0-execution-configuration.json").write_text('{"execution": {"warmup": "abc"}}')
     assert "cannot be read" in refused("report", str(run_dir), "-o", str(tmp_path / "r.html"))

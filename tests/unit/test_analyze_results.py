@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from bench import tables
 from bench.analysis.confidence import annotate
 from bench.api import Series
+from bench.model_base import ConfigError
 from bench.results import ExperimentRecord, ResultStore
 from bench.tables import write_run_table
 
@@ -143,3 +145,24 @@ def test_samples_without_a_value_are_not_written_and_the_file_reads_back(tmp_pat
     path = store.write_series(2000, 1, "info_latency-max", 0, series)
     back = read_series(path)
     assert list(back.timestamps) == [1.0, 3.0] and list(back.values) == [5.0, 7.0], back
+
+
+
+def test_informational_files_keep_their_gaps_and_pass_the_readers_check(tmp_path: Path) -> None:
+    """UC3's latency-max had no value in intervals without output; the informational file
+    keeps the gap as ``nan``, and bench analyze refused the whole run for it until
+    2026-11-30. Infinity is still no sample bench writes."""
+    from bench.analysis.inputs import check_series
+    from bench.analysis.runs import SliFile
+    from bench.info import write_info
+    from bench.results import read_series
+
+    store = ResultStore(tmp_path, 0)
+    gaps = Series([1.0, 2.0, 3.0, 4.0], [float("nan"), 8937.0, float("nan"), float("inf")], "sut-1")
+    [path] = write_info(store, 1500, 1, 0, {"latency-max": gaps})
+    check_series(SliFile(1500, 1, "latency-max", 0, path), informational=True)
+    back = read_series(path)
+    assert list(back.timestamps) == [1.0, 2.0, 3.0] and back.values[1] == 8937.0
+    assert math.isnan(back.values[0]) and math.isnan(back.values[2])
+    with pytest.raises(ConfigError, match="value nan is not a finite number"):
+        check_series(SliFile(1500, 1, "latency-max", 0, path))  # an SLO series may not

@@ -66,9 +66,12 @@ def _check_row_lengths(text: str, label: str) -> None:
                               f"{len(rows[0])} ({','.join(row)}); the file was cut off or edited")
 
 
-def check_series(sli: SliFile) -> None:
+def check_series(sli: SliFile, informational: bool = False) -> None:
     """One stored series: UTF-8 text, the header ``labels,timestamp,value``, and rows of
-    three fields whose timestamp and value are finite numbers."""
+    three fields whose timestamp and value are finite numbers. An informational series
+    may hold ``nan`` values: samples without a value, as bench writes them (a latency
+    interval without output, :func:`bench.results.series_csv`); its readers skip them.
+    Until 2026-11-30 this check refused them, and with them every UC3 run whole."""
     label = str(sli.path)
     text = files.decode_text(files.read_bytes(sli.path, "", MAX_SERIES_BYTES), label)
     rows = list(csv.reader(io.StringIO(text, newline="")))
@@ -83,14 +86,18 @@ def check_series(sli: SliFile) -> None:
                 value = float(raw)
             except ValueError:
                 raise ConfigError(f"{label}: line {number}: {name} {raw!r} is not a number") from None
+            if math.isnan(value) and informational and name == "value":
+                continue
             if not math.isfinite(value):
                 raise ConfigError(f"{label}: line {number}: {name} {raw} is not a finite number")
 
 
 def check_run(run: RunFiles) -> None:
     """Every series of the run, and every number of its configuration the analysis reads."""
-    for sli in [*run.sli, *run.info]:
+    for sli in run.sli:
         check_series(sli)
+    for sli in run.info:
+        check_series(sli, informational=True)
     try:
         run.metric()
         run.warmup()
