@@ -9,7 +9,8 @@ things make it fragile, and any flags the experiment ``unstable``:
   t * se``, with ``se`` the standard error of the median repetition's slope (the mean
   of the two middle ones for an even count), inflated for the autocorrelated residuals
   of a micro-batch saw-tooth exactly as early stopping does it
-  (:func:`bench.early_stop.fit`), and ``t`` its Student quantile;
+  (:func:`bench.early_stop.fit`), and ``t`` its Student quantile; unless the
+  repetitions' own bounds fix the median on one side (:func:`_median_of_bounds`);
 * a step: one half of a repetition (by time) has a slope whose interval lies wholly
   on the other side of the threshold. A quarter-core instance's first micro-batch can
   take half a minute, and whether it ends inside a short repetition decided the
