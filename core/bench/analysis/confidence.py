@@ -188,9 +188,9 @@ def _median_of_bounds(fits: Sequence[RepetitionFit], confidence: float) -> tuple
     for f in fits:
         if f.stderr is None or f.effective_samples is None:
             return None
-        half = early_stop.t_quantile(0.5 + confidence / 2.0, max(1.0, f.effective_samples - 2.0)) * f.stderr
-        lows.append(f.slope - half)
-        highs.append(f.slope + half)
+        low, high = early_stop.TrendFit(f.slope, f.stderr, f.samples, f.effective_samples).bounds(confidence)
+        lows.append(low)
+        highs.append(high)
     return float(np.median(lows)), float(np.median(highs))
 
 
