@@ -123,3 +123,34 @@ async def test_the_printed_table_shows_the_prediction_and_the_cli_takes_the_flag
     out = capsys.readouterr().out
     assert "predicted (1,000 records/s per instance): 4500: 5, 6500: 7; right 2 of 2 (100%)" in out
     assert "--predict" in CliRunner().invoke(cli, ["run", "--help"]).output
+
+
+def test_a_load_at_a_whole_number_of_instances_is_predicted_there() -> None:
+    """The calibrated SUT's 1,000 records/s per instance measured as 997 (2026-12-01):
+    2,000 records/s is two instances' worth, not three."""
+    rates = {1000.0: 1000.0, 2000.0: 2000.0, 2100.0: 2100.0}
+    assert prediction.predict_demand(rates, [1.0, 2.0, 3.0, 4.0], 997.0) == {1000.0: 1.0, 2000.0: 2.0, 2100.0: 3.0}
+    assert prediction.predict_capacity(rates, [1.0, 2.0], 997.0) == {1.0: 1000.0, 2.0: 2000.0}
+
+
+def test_fractional_resource_values_are_not_rounded_up_to_whole_instances() -> None:
+    """Cores per instance: 1,000 records/s per core; 375 records/s needs 0.5, not 1."""
+    assert prediction.predict_demand({1.0: 375.0, 2.0: 800.0}, [0.25, 0.5, 1.0, 2.0], 1000.0) == {1.0: 0.5,
+                                                                                                  2.0: 1.0}
+
+
+async def test_an_entry_the_lower_bound_skipped_is_not_counted_as_right(registry: Registry, tmp_path: Path) -> None:
+    """No resource passes 4,500 records/s, so 6,500 is never measured: its predicted
+    'none' was not checked and must not count as a hit."""
+    outcomes = {(4500.0, 1.0): "failed", (4500.0, 2.0): "failed", (6500.0, 1.0): "failed"}
+    cfg = config(tmp_path, True, resources=[1.0, 2.0])
+    clock = SimClock()
+    outcome = await Engine(registry, cfg, verdict_runs.VerdictPlatform(outcomes), clock=clock,
+                           sleep=clock.sleep).run()
+    assert outcome.table == {4500.0: None, 6500.0: None}
+    assert outcome.prediction is not None
+    assert outcome.prediction.hits == {4500.0: True}
+    assert "6500: none (not measured)" in prediction.describe(outcome.prediction)
+    stored = json.loads((tmp_path / f"exp{outcome.exp_id}-prediction.json").read_text())
+    assert [(e["key"], e["measured"], e["hit"]) for e in stored["entries"]] == [(4500.0, None, True),
+                                                                               (6500.0, None, None)]

@@ -123,7 +123,11 @@ class Engine:
         table = built.table
         tables.write_run_table(self.store, ex.execution.metric, table, final=True, notes=built.notes)
         if prediction is not None:
-            prediction.measured = {k: table.get(k) for k in prediction.predicted}
+            # only what an experiment measured: an entry the lower bound skipped (a smaller
+            # load found no passing resource) is none in the table without any verdict
+            key = (lambda e: e.resources) if problem.metric == "capacity" else (lambda e: e.load)
+            measured = {key(e) for e in self.store.experiments}
+            prediction.measured = {k: table.get(k) for k in prediction.predicted if k in measured}
             write_prediction(self.store.path(PREDICTION_FILE.format(id=self.store.id)), prediction)
             self.progress(f"prediction right for {sum(prediction.hits.values())} of {len(prediction.hits)} "
                           "entries", False)
