@@ -175,7 +175,8 @@ def cli() -> None:
               help="First probe what one instance processes at saturation (one short experiment at the heaviest "
                    "load with the fewest resources), predict each load's demand from it and start the search "
                    "there: the prediction and its neighbour are measured, so the table stays measured; the "
-                   "prediction is printed and kept beside it (exp<id>-prediction.json).")
+                   "prediction is printed and kept beside it (exp<id>-prediction.json). The search then walks "
+                   "as initial-guess from there (linear and binary find the same table); not with --search full.")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
               help="Where to run (see Platforms below).")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")

@@ -32,6 +32,7 @@ from bench.launch_checks import (
     check_job_script,
     check_object_names,
     check_options,
+    check_predict,
     check_port_free,
     check_record_template,
     check_results_dir,
@@ -212,6 +213,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
+    check_predict(bool(opts.get("predict")), execution.execution.strategy.resolved()[0])
     params = parse_sets(opts.get("sets") or ())
     if opts.get("record_template"):
         check_record_template(str(opts["record_template"]))

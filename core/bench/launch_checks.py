@@ -89,6 +89,23 @@ def check_options(opts: Mapping[str, Any]) -> None:
         check_namespace(str(opts["namespace"]), "--namespace")
 
 
+#: strategies whose table the prediction's walk finds as well: each assumes that the
+#: verdicts are monotone in the resources (loads), as the walk does
+PREDICTABLE_STRATEGIES = ("linear", "binary", "initial-guess")
+
+
+def check_predict(predict: bool, strategy: str) -> None:
+    """``--predict`` replaces the search strategy by its own walk from the prediction
+    (``bench.search.predicted``). For the built-in monotone strategies that finds the same
+    table; ``full`` (every pair measured, nothing assumed) and a plugin's strategy would
+    silently not run, so they are refused."""
+    if predict and strategy not in PREDICTABLE_STRATEGIES:
+        what = ("measures every (load, resources) pair, which a prediction cannot shorten" if strategy == "full"
+                else "is a plugin's, whose walk the prediction's would replace")
+        raise ConfigError(f"--predict: the search strategy {strategy!r} {what}; drop --predict or use --search "
+                          f"{' or '.join(PREDICTABLE_STRATEGIES)}")
+
+
 def check_trigger(trigger: float | None, duration: float, warmup: float) -> None:
     """Two micro-batches within the measured part of a repetition: with fewer the SUT
     commits no offsets there and every experiment fails for the trigger, not the load."""

@@ -95,6 +95,8 @@ def test_run_help_teaches() -> None:
         (["--set", "novalue"], "--set 'novalue': expected KEY=VALUE"),
         (["--threshold", "5", "--threshold-rel-to-load", "0.1"], "exclude each other"),
         (["--platform", "mars"], "--platform: 'mars' is not one of"),
+        # the prediction's walk would replace the full search silently
+        (["--predict", "--search", "full"], "--predict: the search strategy 'full' measures every"),
     ],
 )
 def test_bad_options_fail_before_anything_starts(args: list[str], message: str, tmp_path: Path) -> None:

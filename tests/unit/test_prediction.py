@@ -154,3 +154,12 @@ async def test_an_entry_the_lower_bound_skipped_is_not_counted_as_right(registry
     stored = json.loads((tmp_path / f"exp{outcome.exp_id}-prediction.json").read_text())
     assert [(e["key"], e["measured"], e["hit"]) for e in stored["entries"]] == [(4500.0, None, True),
                                                                                (6500.0, None, None)]
+
+
+async def test_a_replaced_search_strategy_is_named_in_the_progress(registry: Registry, tmp_path: Path) -> None:
+    """The configuration asks for linear; the prediction walks as initial-guess and says so."""
+    lines: list[str] = []
+    clock = SimClock()
+    await Engine(registry, config(tmp_path, True), FakePlatform(), lambda m, _t=False: lines.append(m), clock=clock,
+                 sleep=clock.sleep).run()
+    assert any("walking as initial-guess (in place of linear" in line for line in lines)

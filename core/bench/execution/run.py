@@ -109,6 +109,9 @@ class Engine:
             prediction = await self._predict(problem) if self.cfg.predict else None
             if prediction is not None:
                 keys = problem.loads if problem.metric == "capacity" else problem.resources
+                if strategy_name != "initial-guess":  # the execution file's (or --search's) choice is not silent
+                    self.progress(f"search: from the prediction, walking as initial-guess (in place of "
+                                  f"{strategy_name}, which finds the same table on monotone verdicts)", False)
                 searched = await search.predicted(problem, guesses(prediction.predicted, keys))
             else:
                 searched = await strategy.search(problem)
