@@ -48,11 +48,16 @@ class Probe:
 
     load: float
     resources: float
+    #: the records/s the load asks for
     load_rate: float
     lag_slope: float
     per_instance_rate: float
     saturated: bool
     seconds: float
+    #: the records/s the generators wrote during the probe (the slope of their count after
+    #: the warm-up), which the lag's growth is measured against; the load's rate where the
+    #: platform does not count them
+    input_rate: float | None = None
 
 
 @dataclass
@@ -91,15 +96,36 @@ def probe_duration(duration: float, warmup: float, interval: float) -> float:
     return min(float(duration), float(warmup) + max(MIN_PROBE_SPAN_S, 6.0 * float(interval)))
 
 
-def measure(lag: Series, warmup: float, load: float, resources: float, rate: float) -> Probe:
-    """The per-instance rate from the probe's lag: ``(input rate - lag growth) / instances``."""
+#: a generator writing less than this share of the load's records/s fell behind in the probe
+GENERATOR_SHARE = 0.95
+
+
+def measure(lag: Series, warmup: float, load: float, resources: float, rate: float,
+            generated: Series | None = None) -> Probe:
+    """The per-instance rate from the probe's lag: ``(input rate - lag growth) / instances``.
+
+    The input rate is what the generators wrote (``generated``, their cumulative count),
+    not what the load asks for: a generator that fell behind on a loaded machine would
+    otherwise have its shortfall counted as processed, and every demand predicted too low.
+    """
     t, v = slo_math.after_warmup(lag, warmup)
     slope, _ = slo_math.slope(t, v)  # raises InsufficientData for fewer than two samples
-    processed = max(rate - max(slope, 0.0), 0.0)
+    written: float | None = None
+    if generated is not None:
+        gt, gv = slo_math.after_warmup(generated, warmup)
+        if gt.size >= slo_math.MIN_SAMPLES and float(gt[-1] - gt[0]) > 0:
+            written = max(slo_math.slope(gt, gv)[0], 0.0)
+    source = rate if written is None else written
+    processed = max(source - max(slope, 0.0), 0.0)
     per_instance = processed / max(float(resources), 1e-9)
     return Probe(load=float(load), resources=float(resources), load_rate=float(rate), lag_slope=float(slope),
-                 per_instance_rate=per_instance, saturated=slope > SATURATION_SHARE * rate,
-                 seconds=float(t[-1] - t[0]) if t.size else 0.0)
+                 per_instance_rate=per_instance, saturated=slope > SATURATION_SHARE * source,
+                 seconds=float(t[-1] - t[0]) if t.size else 0.0, input_rate=written)
+
+
+def generator_behind(probe: Probe) -> bool:
+    """Whether the probe's generators wrote clearly less than the load asks for."""
+    return probe.input_rate is not None and probe.input_rate < GENERATOR_SHARE * probe.load_rate
 
 
 def predict_demand(rates: Mapping[float, float], resources: Sequence[float], per_instance: float
@@ -162,6 +188,9 @@ def describe(prediction: Prediction) -> str:
     entries = ", ".join(f"{k:g}: {value(v)}{mark(k)}" for k, v in prediction.predicted.items())
     rate = prediction.hit_rate()
     bound = "" if prediction.probe.saturated else ", probe not saturated: a lower bound, demands over-estimated"
+    if generator_behind(prediction.probe):
+        bound += (f", its generators wrote {prediction.probe.input_rate:,.0f} of the load's "
+                  f"{prediction.probe.load_rate:,.0f} records/s")
     return (f"  predicted ({prediction.probe.per_instance_rate:,.0f} records/s per instance{bound}): {entries}; "
             f"right {sum(prediction.hits.values())} of {len(prediction.hits)}"
             + ("" if rate is None else f" ({rate:.0%})"))

@@ -163,3 +163,18 @@ async def test_a_replaced_search_strategy_is_named_in_the_progress(registry: Reg
     await Engine(registry, config(tmp_path, True), FakePlatform(), lambda m, _t=False: lines.append(m), clock=clock,
                  sleep=clock.sleep).run()
     assert any("walking as initial-guess (in place of linear" in line for line in lines)
+
+
+def test_the_probe_counts_what_the_generators_wrote_not_what_the_load_asks() -> None:
+    """The load asks for 4,000 records/s; the generators managed 3,000 and the lag grew by
+    1,000/s: one instance processed 2,000, not the 3,000 the asked-for rate would say."""
+    t = [float(i) for i in range(0, 61, 5)]
+    lag = Series(t, [1000.0 * x for x in t])
+    generated = Series(t, [3000.0 * x for x in t])
+    probe = prediction.measure(lag, 10.0, 4000.0, 1.0, 4000.0, generated)
+    assert probe.input_rate == pytest.approx(3000.0)
+    assert probe.per_instance_rate == pytest.approx(2000.0)
+    assert prediction.generator_behind(probe)
+    line = prediction.describe(prediction.Prediction("demand", probe, {4000.0: 2.0}))
+    assert "its generators wrote 3,000 of the load's 4,000 records/s" in line
+    assert prediction.measure(lag, 10.0, 4000.0, 1.0, 4000.0).per_instance_rate == pytest.approx(3000.0)

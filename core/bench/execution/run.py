@@ -30,6 +30,7 @@ from bench.plugins import Registry
 from bench.prediction import FILE as PREDICTION_FILE
 from bench.prediction import (
     Prediction,
+    generator_behind,
     guesses,
     measure,
     predict_capacity,
@@ -153,7 +154,8 @@ class Engine:
         seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
         try:
             samples, rate = await self.experiments.probe(load, resources, seconds)
-            probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate)
+            probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate,
+                            samples.series.get("generated-records"))
         except NOT_FAULTS:
             raise
         except Exception as exc:  # noqa: BLE001 - a failed probe only loses the shortcut
@@ -164,8 +166,10 @@ class Engine:
             predicted = predict_capacity(rates, problem.resources, probe.per_instance_rate)
         else:
             predicted = predict_demand(rates, problem.resources, probe.per_instance_rate)
+        behind = (f" (its generators wrote {probe.input_rate:,.0f} of {probe.load_rate:,.0f} records/s)"
+                  if generator_behind(probe) else "")
         self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance"
-                      f"{'' if probe.saturated else ' (not saturated: a lower bound)'}; predicted "
+                      f"{'' if probe.saturated else ' (not saturated: a lower bound)'}{behind}; predicted "
                       f"{problem.metric} {predicted}", False)
         return Prediction(problem.metric, probe, predicted)
 
