@@ -61,10 +61,17 @@ async def publish(bootstrap_servers: str, topic: str, document: str) -> None:
     from aiokafka import AIOKafkaProducer
 
     registry.parse(document)  # never publish something the SUT would skip
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, acks="all", **kafka_security().aiokafka())
+    payload = document.encode()
+    registry.check_event_size(payload)
+    large = len(payload) > registry.COMPRESS_ABOVE
+    # a large tree goes gzip'd (the broker checks the compressed batch), and the producer's
+    # own limit, which it applies to the uncompressed record, must let it through
+    sizing: dict[str, Any] = {"compression_type": "gzip", "max_request_size": len(payload) + 65_536} if large else {}
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, acks="all", **sizing,
+                                **kafka_security().aiokafka())
     await producer.start()
     try:
-        await producer.send_and_wait(topic, document.encode(), key=registry.EVENT_KEY.encode())
+        await producer.send_and_wait(topic, payload, key=registry.EVENT_KEY.encode())
     finally:
         await producer.stop()
 

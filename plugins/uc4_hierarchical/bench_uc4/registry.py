@@ -8,9 +8,11 @@ that the tree logic is tested without Kafka or Spark.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +83,36 @@ def leaf_keys(levels: int, children: int = 4) -> list[str]:
 
 def dumps(tree: Node) -> str:
     return json.dumps(tree.to_json(), separators=(",", ":"))
+
+
+#: What one registry event may weigh on the wire: a Kafka broker takes record batches of
+#: up to ``message.max.bytes`` (1,048,588 by default), less room for the batch's header.
+#: 7 levels of 4 children are 1,058,994 bytes as JSON and were refused by the producer on
+#: every attempt (2026-12-01); gzip makes them 125,256.
+MAX_EVENT_BYTES = 1_000_000
+#: above this many raw bytes the event is sent gzip-compressed; below it as before
+COMPRESS_ABOVE = 512_000
+
+
+def wire_size(payload: bytes) -> int:
+    """The bytes the event takes on the wire: raw below :data:`COMPRESS_ABOVE`, else gzip'd."""
+    return len(payload) if len(payload) <= COMPRESS_ABOVE else len(zlib.compress(payload, 6))
+
+
+def check_event_size(payload: bytes, what: str = "the registry event") -> None:
+    """Refuse an event no broker with default settings takes, naming its size, before
+    a producer retries it in vain."""
+    size = wire_size(payload)
+    if size > MAX_EVENT_BYTES:
+        raise ValueError(f"{what} is {size:,} bytes compressed ({len(payload):,} as JSON), more than one Kafka "
+                         f"message holds ({MAX_EVENT_BYTES:,}, the broker's message.max.bytes); use fewer "
+                         "nestedGroups or childrenPerGroup")
+
+
+@functools.lru_cache(maxsize=32)
+def full_tree_wire_size(levels: int, children: int) -> int:
+    """The wire size of :func:`build_tree`'s event, computed once per shape."""
+    return wire_size(dumps(build_tree(levels, children)).encode())
 
 
 def parse(doc: str | Mapping[str, Any]) -> Node:

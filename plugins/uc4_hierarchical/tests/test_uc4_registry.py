@@ -93,3 +93,27 @@ def test_a_load_in_records_per_second_is_refused_not_expanded() -> None:
     with pytest.raises(ValueError, match="nesting levels"):
         registry.build_tree(12, 4)
     assert len(registry.leaf_keys(11, 4)) == 4**11
+
+
+def test_a_registry_larger_than_one_kafka_message_fits_compressed_or_is_refused() -> None:
+    """7 levels of 4 are 1,058,994 bytes of JSON, above the 1 MB a broker takes by default:
+    the producer refused it on every attempt (2026-12-01). Sent gzip'd it is ~125 KB; 9
+    levels stay too large even so and are refused with their size."""
+    seven = registry.dumps(registry.build_tree(7, 4)).encode()
+    assert len(seven) > registry.MAX_EVENT_BYTES
+    assert registry.wire_size(seven) < registry.MAX_EVENT_BYTES
+    registry.check_event_size(seven)
+    small = registry.dumps(registry.build_tree(2, 4)).encode()
+    assert registry.wire_size(small) == len(small)  # small events go as before, uncompressed
+    with pytest.raises(ValueError, match=r"bytes compressed \(17,804,762 as JSON\), more than one Kafka message"):
+        registry.check_event_size(registry.dumps(registry.build_tree(9, 4)).encode())
+
+
+def test_a_load_whose_registry_no_broker_takes_is_refused_before_anything_starts() -> None:
+    from bench_uc4.patchers import sensors_patcher
+
+    objects = [{"kind": "BenchGenerator", "spec": {"params": {"nestedGroups": 9, "childrenPerGroup": 4}}}]
+    with pytest.raises(ValueError, match="the registry of 9 levels of 4 children is"):
+        sensors_patcher(objects, 9, {})  # type: ignore[arg-type]
+    ok = [{"kind": "BenchGenerator", "spec": {"params": {"nestedGroups": 7, "childrenPerGroup": 4}}}]
+    assert sensors_patcher(ok, 7, {})[0]["spec"]["sensors"] == 4**7  # type: ignore[arg-type]
