@@ -1,4 +1,4 @@
-"""One instance of UC1-UC4 falls behind at its highest default load, on the real parts (issue 27).
+"""One instance of UC1-UC3 falls behind at its highest default load (UC4 cannot: FALLS_BEHIND).
 
 tests/unit/test_default_executions.py checks the default executions without running
 anything. Whether their tables can show scaling (the highest load needs more than the
@@ -199,7 +199,19 @@ def probed(registry: Any, kafka_bootstrap: str, tmp_path_factory: pytest.TempPat
     return get
 
 
-@pytest.mark.parametrize("name", USE_CASES)
+#: UC4 is not among them. A quarter-core UC4 instance's throughput grows with its batches
+#: (each carries ~2.4 CPU-seconds of fixed cost), so one instance keeps up with far more
+#: than its small batches show: on 2026-12-01 (a 2-core machine, commit 0326833) this
+#: probe measured a slope of -55 at 5 levels (1,024 records/s) against 5 x 51, a 120-s
+#: `bench run --plugin uc4 --loads 6 --resources 1` passed 4,096 records/s (-143 against
+#: 205), and 7 levels (16,384) failed on 1, 2, 3 and 4 instances (11,618, 2,850, 1,429,
+#: 2,057 against 819) because the machine itself saturates. No UC4 load a power of 4
+#: apart needs more than one instance and then passes on two cores; the README says so
+#: for its default table.
+FALLS_BEHIND = ("uc1", "uc2", "uc3")
+
+
+@pytest.mark.parametrize("name", FALLS_BEHIND)
 def test_one_instance_falls_behind_at_the_highest_default_load(probed: Callable[[str], Probed], name: str) -> None:
     result = probed(name)
     assert result.slope > CLEAR_FACTOR * result.threshold, (
