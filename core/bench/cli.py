@@ -9,8 +9,12 @@ keeps its traceback. Everything measured so far stays in the results folder.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +119,23 @@ def cli() -> None:
     consumer lag, decide with the SLOs (by default the trend of the lag). Start with
     `bench run --plugin uc1`.
     """
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, a CI job's time limit, a container stopping) ends a run the way
+    Ctrl-C does: the running experiment is torn down, every finished one stays, one line
+    says so. Without it the embedded broker's handler turned SIGTERM into SystemExit in
+    the middle of the event loop, which printed asyncio's "exception was never retrieved"
+    traceback instead (2026-12-01)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @cli.command(cls=RunCommand, epilog=EPILOG)
@@ -252,7 +273,8 @@ def run(**opts: Any) -> None:
 
             click.echo(dry_run(registry, prepared, opts))
             return
-        outcome = asyncio.run(run_benchmark(registry, prepared, opts))
+        with _sigterm_as_ctrl_c():
+            outcome = asyncio.run(run_benchmark(registry, prepared, opts))
     except KeyboardInterrupt:
         click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
         sys.exit(130)

@@ -123,14 +123,21 @@ async def wait_started(children: Sequence[Child], timeout: float, what: str) -> 
                 f"(exit code {child.proc.returncode})\n--- stderr tail ---\n{child.stderr_tail()}"
             )
 
+    gathered = asyncio.gather(*(one(c) for c in children))
     try:
-        await asyncio.wait_for(asyncio.gather(*(one(c) for c in children)), timeout)
+        await asyncio.wait_for(gathered, timeout)
     except TimeoutError:
         late = [c for c in children if not c.started.is_set()]
         tails = "\n".join(f"--- {c.name} stderr tail ---\n{c.stderr_tail()}" for c in late)
         raise PlatformError(
             f"{what} not started after {timeout:.0f} s: {[c.name for c in late]}\n{tails}"
         ) from None
+    finally:
+        # Ctrl-C during a start cancels the gather, which then holds CancelledError as its
+        # exception; unread, asyncio logged it with a traceback ("_GatheringFuture exception
+        # was never retrieved") under bench's one-line "interrupted" (2026-12-01)
+        if gathered.done() and not gathered.cancelled():
+            gathered.exception()
 
 
 async def stop(children: list[Child], grace: float) -> None:
