@@ -154,6 +154,7 @@ async def test_an_entry_the_lower_bound_skipped_is_not_counted_as_right(registry
     stored = json.loads((tmp_path / f"exp{outcome.exp_id}-prediction.json").read_text())
     assert [(e["key"], e["measured"], e["hit"]) for e in stored["entries"]] == [(4500.0, None, True),
                                                                                (6500.0, None, None)]
+    assert "4,500: none, 6,500: none (not measured); right 1 of 1" in build_report([open_run(tmp_path)])
 
 
 async def test_a_replaced_search_strategy_is_named_in_the_progress(registry: Registry, tmp_path: Path) -> None:

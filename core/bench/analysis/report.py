@@ -286,11 +286,13 @@ def _predicted_cell(run: RunFiles) -> str:
     def one(e: dict[str, Any]) -> str:
         value = e.get("predicted")
         shown = _human(float(value)) if isinstance(value, int | float) else "none"
-        return f"{_human(float(e['key']))}: {shown}{'' if e.get('hit') else ' (wrong)'}"
+        hit = e.get("hit")  # None: no experiment measured that entry (neither right nor wrong)
+        mark = " (not measured)" if hit is None else "" if hit else " (wrong)"
+        return f"{_human(float(e['key']))}: {shown}{mark}"
 
     shown = ", ".join(one(e) for e in entries if isinstance(e.get("key"), int | float))
-    right = sum(bool(e.get("hit")) for e in entries)
-    return f"{shown}; right {right} of {len(entries)}"
+    right = sum(e.get("hit") is True for e in entries)
+    return f"{shown}; right {right} of {sum(e.get('hit') is not None for e in entries)}"
 
 
 def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -> str:
