@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,19 +123,27 @@ async def wait_started(children: Sequence[Child], timeout: float, what: str) -> 
                 f"(exit code {child.proc.returncode})\n--- stderr tail ---\n{child.stderr_tail()}"
             )
 
-    gathered = asyncio.gather(*(one(c) for c in children))
     try:
-        await asyncio.wait_for(gathered, timeout)
+        await gather_within([one(c) for c in children], timeout)
     except TimeoutError:
         late = [c for c in children if not c.started.is_set()]
         tails = "\n".join(f"--- {c.name} stderr tail ---\n{c.stderr_tail()}" for c in late)
         raise PlatformError(
             f"{what} not started after {timeout:.0f} s: {[c.name for c in late]}\n{tails}"
         ) from None
+
+
+async def gather_within(awaitables: Sequence[Awaitable[Any]], timeout: float) -> None:
+    """``wait_for(gather(...), timeout)`` whose gather's outcome is always read.
+
+    Why: a wait cancelled from outside (Ctrl-C) or timed out cancels the gather, which
+    then holds CancelledError as its exception; unread, asyncio logged it with a
+    traceback ("_GatheringFuture exception was never retrieved") under bench's one-line
+    "interrupted" (2026-12-01)."""
+    gathered = asyncio.gather(*awaitables)
+    try:
+        await asyncio.wait_for(gathered, timeout)
     finally:
-        # Ctrl-C during a start cancels the gather, which then holds CancelledError as its
-        # exception; unread, asyncio logged it with a traceback ("_GatheringFuture exception
-        # was never retrieved") under bench's one-line "interrupted" (2026-12-01)
         if gathered.done() and not gathered.cancelled():
             gathered.exception()
 

@@ -324,9 +324,7 @@ class LocalPlatform:
             procs.kill_group(child.proc.pid, 15)  # SIGTERM: stop and report
         reports: list[GeneratorReport] = []
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(
-                asyncio.gather(*(c.finished.wait() for c in run.generators)), GENERATOR_STOP_TIMEOUT_S
-            )
+            await children.gather_within([c.finished.wait() for c in run.generators], GENERATOR_STOP_TIMEOUT_S)
         for child in run.generators:
             reports.append(report_of(child))
             if child.error:
