@@ -21,6 +21,7 @@ it are upper estimates, which the downward walk of the search corrects.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -164,6 +165,24 @@ def guesses(prediction: Mapping[float, float | None], values: Sequence[float]) -
 
 def write(path: Path, prediction: Prediction) -> None:
     path.write_text(json.dumps(prediction.to_json(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def stored_probe(data: Mapping[str, Any] | None) -> Probe | None:
+    """The probe of a stored prediction file, or None when there is none or it does not
+    read as one: ``--resume`` then probes again rather than predict from a broken file."""
+    raw = (data or {}).get("probe")
+    if not isinstance(raw, Mapping):
+        return None
+    try:
+        probe = Probe(**{k: raw[k] for k in Probe.__dataclass_fields__ if k in raw})
+    except TypeError:  # a field missing
+        return None
+    numbers = (probe.load, probe.resources, probe.load_rate, probe.lag_slope, probe.per_instance_rate, probe.seconds)
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in numbers):
+        return None
+    if not isinstance(probe.saturated, bool) or probe.per_instance_rate < 0:
+        return None
+    return probe
 
 
 def read(path: Path) -> dict[str, Any] | None:

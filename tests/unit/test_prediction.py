@@ -179,3 +179,32 @@ def test_the_probe_counts_what_the_generators_wrote_not_what_the_load_asks() -> 
     line = prediction.describe(prediction.Prediction("demand", probe, {4000.0: 2.0}))
     assert "its generators wrote 3,000 of the load's 4,000 records/s" in line
     assert prediction.measure(lag, 10.0, 4000.0, 1.0, 4000.0).per_instance_rate == pytest.approx(3000.0)
+
+
+async def test_resume_predicts_from_the_interrupted_runs_probe(registry: Registry, tmp_path: Path) -> None:
+    """The probe is measured once: killed after it, the resumed run reads it back from
+    exp<id>-prediction.json and runs only the experiments still missing."""
+    from tests.unit.test_engine import Killed
+
+    first = FakePlatform(faults={3: Killed()})  # the probe, 4,500 on 5, then killed at 4,500 on 4
+    with pytest.raises(Killed):
+        await run(registry, config(tmp_path, True), first)
+    assert first.experiments[:2] == [(6500.0, 1.0), (4500.0, 5.0)]
+    stored = json.loads((tmp_path / "exp0-prediction.json").read_text())
+    assert stored["probe"]["per_instance_rate"] == pytest.approx(1000.0, rel=0.01) and stored["hitRate"] is None
+    cfg = config(tmp_path, True)
+    cfg.resume = True
+    outcome, again = await run(registry, cfg, FakePlatform())
+    assert again.experiments == [(4500.0, 4.0), (6500.0, 7.0), (6500.0, 6.0)]  # no second probe
+    assert outcome.table == {4500.0: 5.0, 6500.0: 7.0}  # type: ignore[attr-defined]
+    assert outcome.prediction.hits == {4500.0: True, 6500.0: True}  # type: ignore[attr-defined]
+
+
+def test_a_broken_stored_probe_is_probed_again() -> None:
+    assert prediction.stored_probe(None) is None
+    assert prediction.stored_probe({"probe": {"load": 1.0}}) is None
+    good = {"load": 1.0, "resources": 1.0, "load_rate": 10.0, "lag_slope": 5.0, "per_instance_rate": 5.0,
+            "saturated": True, "seconds": 30.0}
+    assert prediction.stored_probe({"probe": good}) is not None
+    assert prediction.stored_probe({"probe": {**good, "per_instance_rate": "fast"}}) is None
+    assert prediction.stored_probe({"probe": {**good, "saturated": "yes"}}) is None

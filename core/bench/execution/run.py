@@ -36,7 +36,9 @@ from bench.prediction import (
     predict_capacity,
     predict_demand,
     probe_duration,
+    stored_probe,
 )
+from bench.prediction import read as read_prediction
 from bench.prediction import write as write_prediction
 from bench.results import ResultStore
 
@@ -107,7 +109,7 @@ class Engine:
                 _keep_environment_history(self.environment)
             self.environment.write()
             self.experiments.environment = self.environment
-            prediction = await self._predict(problem) if self.cfg.predict else None
+            prediction = await self._predict(problem, resuming) if self.cfg.predict else None
             if prediction is not None:
                 keys = problem.loads if problem.metric == "capacity" else problem.resources
                 if strategy_name != "initial-guess":  # the execution file's (or --search's) choice is not silent
@@ -144,23 +146,32 @@ class Engine:
                           warmup=float(ex.execution.warmup),
                           slo_notes=tables.slo_override_notes(self.cfg.benchmark.slos, self.slos))
 
-    async def _predict(self, problem: SearchProblem) -> Prediction | None:
+    async def _predict(self, problem: SearchProblem, resuming: bool) -> Prediction | None:
         """The probe at the heaviest load with the fewest resources, and the table it predicts.
 
         None when the probe gave no usable lag (a fault, too few samples): the search
-        then walks as its strategy says, and the run says why."""
+        then walks as its strategy says, and the run says why. The prediction file is
+        written as soon as the probe is measured, so that ``--resume`` predicts from the
+        same probe instead of measuring it again (the configuration is the same: resume
+        refuses another one)."""
         ex = self.cfg.execution.execution
         load, resources = problem.loads[-1], problem.resources[0]
-        seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
-        try:
-            samples, rate = await self.experiments.probe(load, resources, seconds)
-            probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate,
-                            samples.series.get("generated-records"))
-        except NOT_FAULTS:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a failed probe only loses the shortcut
-            self.progress(f"prediction skipped: the probe gave no usable lag ({type(exc).__name__}: {exc})", False)
-            return None
+        path = self.store.path(PREDICTION_FILE.format(id=self.store.id))
+        probe = stored_probe(read_prediction(path)) if resuming else None
+        if probe is not None:
+            self.progress(f"probe: from the interrupted run ({path.name}), not measured again", False)
+        else:
+            seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
+            try:
+                samples, rate = await self.experiments.probe(load, resources, seconds)
+                probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate,
+                                samples.series.get("generated-records"))
+            except NOT_FAULTS:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failed probe only loses the shortcut
+                self.progress(f"prediction skipped: the probe gave no usable lag ({type(exc).__name__}: {exc})",
+                              False)
+                return None
         rates = {load: self.experiments.rate_of(load) for load in problem.loads}
         if problem.metric == "capacity":
             predicted = predict_capacity(rates, problem.resources, probe.per_instance_rate)
@@ -171,7 +182,9 @@ class Engine:
         self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance"
                       f"{'' if probe.saturated else ' (not saturated: a lower bound)'}{behind}; predicted "
                       f"{problem.metric} {predicted}", False)
-        return Prediction(problem.metric, probe, predicted)
+        made = Prediction(problem.metric, probe, predicted)
+        write_prediction(path, made)
+        return made
 
     async def run_experiment(self, load: float, resources: float) -> bool | None:
         """One SLO experiment, as the search strategy asks for it (None: error, no verdict)."""
