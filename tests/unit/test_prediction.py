@@ -208,3 +208,18 @@ def test_a_broken_stored_probe_is_probed_again() -> None:
     assert prediction.stored_probe({"probe": good}) is not None
     assert prediction.stored_probe({"probe": {**good, "per_instance_rate": "fast"}}) is None
     assert prediction.stored_probe({"probe": {**good, "saturated": "yes"}}) is None
+
+
+async def test_a_resume_without_the_flag_still_fills_in_what_was_measured(registry: Registry,
+                                                                          tmp_path: Path) -> None:
+    from tests.unit.test_engine import Killed
+
+    with pytest.raises(Killed):
+        await run(registry, config(tmp_path, True), FakePlatform(faults={3: Killed()}))
+    cfg = config(tmp_path, False)
+    cfg.resume = True
+    outcome, _ = await run(registry, cfg, FakePlatform())
+    assert outcome.table == {4500.0: 5.0, 6500.0: 7.0}  # type: ignore[attr-defined]
+    stored = json.loads((tmp_path / "exp0-prediction.json").read_text())
+    assert [(e["key"], e["measured"], e["hit"]) for e in stored["entries"]] == [(4500.0, 5.0, True),
+                                                                               (6500.0, 7.0, True)]

@@ -30,6 +30,7 @@ from bench.plugins import Registry
 from bench.prediction import FILE as PREDICTION_FILE
 from bench.prediction import (
     Prediction,
+    Probe,
     generator_behind,
     guesses,
     measure,
@@ -109,8 +110,11 @@ class Engine:
                 _keep_environment_history(self.environment)
             self.environment.write()
             self.experiments.environment = self.environment
-            prediction = await self._predict(problem, resuming) if self.cfg.predict else None
-            if prediction is not None:
+            if self.cfg.predict:
+                prediction = await self._predict(problem, resuming)
+            else:  # resumed without --predict: its stored prediction is still checked against the table
+                prediction = self._stored_prediction(problem) if resuming else None
+            if prediction is not None and self.cfg.predict:
                 keys = problem.loads if problem.metric == "capacity" else problem.resources
                 if strategy_name != "initial-guess":  # the execution file's (or --search's) choice is not silent
                     self.progress(f"search: from the prediction, walking as initial-guess (in place of "
@@ -172,11 +176,7 @@ class Engine:
                 self.progress(f"prediction skipped: the probe gave no usable lag ({type(exc).__name__}: {exc})",
                               False)
                 return None
-        rates = {load: self.experiments.rate_of(load) for load in problem.loads}
-        if problem.metric == "capacity":
-            predicted = predict_capacity(rates, problem.resources, probe.per_instance_rate)
-        else:
-            predicted = predict_demand(rates, problem.resources, probe.per_instance_rate)
+        predicted = self._predicted(problem, probe)
         behind = (f" (its generators wrote {probe.input_rate:,.0f} of {probe.load_rate:,.0f} records/s)"
                   if generator_behind(probe) else "")
         self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance"
@@ -185,6 +185,19 @@ class Engine:
         made = Prediction(problem.metric, probe, predicted)
         write_prediction(path, made)
         return made
+
+    def _predicted(self, problem: SearchProblem, probe: Probe) -> dict[float, float | None]:
+        rates = {load: self.experiments.rate_of(load) for load in problem.loads}
+        if problem.metric == "capacity":
+            return predict_capacity(rates, problem.resources, probe.per_instance_rate)
+        return predict_demand(rates, problem.resources, probe.per_instance_rate)
+
+    def _stored_prediction(self, problem: SearchProblem) -> Prediction | None:
+        """The prediction an interrupted ``--predict`` run stored, so that a resume without
+        the flag still fills in what was measured: left as it was, its file said "not
+        measured" for entries this run measured."""
+        probe = stored_probe(read_prediction(self.store.path(PREDICTION_FILE.format(id=self.store.id))))
+        return None if probe is None else Prediction(problem.metric, probe, self._predicted(problem, probe))
 
     async def run_experiment(self, load: float, resources: float) -> bool | None:
         """One SLO experiment, as the search strategy asks for it (None: error, no verdict)."""
