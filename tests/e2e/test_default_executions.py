@@ -1,35 +1,22 @@
-"""One instance of UC1-UC3 falls behind at its highest default load (UC4 cannot: FALLS_BEHIND).
+"""The CPU limit holds a saturated SUT with its Python workers, at each use case's highest default load.
 
 tests/unit/test_default_executions.py checks the default executions without running
-anything. Whether their tables can show scaling (the highest load needs more than the
-lowest resource value, the lowest load passes with it) depends on what one instance of
-each use case processes, which only the real parts tell.
+anything. Per use case, one SUT instance at the default ``cpuPerInstance`` (the lowest
+default resource value) is driven at the highest default load as ``bench run`` drives
+it: Apache Kafka, Spark's Kafka connector, the platform and its lag sampling from the
+registry, the experiment lifecycle of the engine's probe (``ExperimentRunner.probe``),
+the use case's own trigger and its ``loadGenerationDelay``.
 
-A short run can measure the upper side honestly. Per use case, one SUT instance at the
-default ``cpuPerInstance`` (the lowest default resource value) is driven at the highest
-default load as ``bench run`` drives it: Apache Kafka, Spark's Kafka connector, the
-platform and its lag sampling from the registry, the experiment lifecycle of the
-engine's probe (``ExperimentRunner.probe``), the use case's own trigger, micro-batches
-as large as Spark makes them, and its ``loadGenerationDelay`` (UC4's first micro-batch
-starts its Python operators, and without the delay none of its batches ended within
-the samples: 2026-11-27, commit 9c62609). The default SLO judges the lag as a run judges
-it, and its slope must exceed the threshold (1 % of the load's records/s) CLEAR_FACTOR
-times, a margin well beyond the noise of a short run: one instance is clearly behind,
-so the default table cannot be flat at one instance.
-
-The lower side (one instance keeps up with the lowest default load) is not asserted:
-it depends on the machine's speed more than the defaults can absorb. On 2026-11-27
-(commit fa08c82) a quarter-core UC1 instance processed about 6,000 records/s within
-its batches and the main job's table was 10,000: 2, 40,000: 3, where the day before,
-on a machine of the same kind (2 cores) whose Kafka took twice the records/s, the same
-instance kept up with 10,000 records/s and the table was 10,000: 1, 40,000: 2. A
-short probe cannot measure that side either: a quarter-core instance's first
-micro-batch after its start carries 6-7 CPU-seconds of fixed cost (27 s wall for
-18,000 rows), and a saturated windowed query grows its batches, keeping up far above
-the rate it shows in small ones (UC2 kept up with 12,000 records/s in 15-s batches on
-the faster machine). The upper side holds on any machine up to the faster one: a
-slower machine only falls further behind. The whole table is checked by the default
-runs (``bench run --plugin NAME``) recorded in docs/performance.md.
+Whether the default tables show scaling is not asserted here any more: it depends on
+the machine. Until 2026-12-01 this module also asserted that one instance falls clearly
+behind the highest default load (its lag's slope above 5 x the threshold), which held on
+the machines the defaults were chosen on. On a faster 2-core machine that day it failed
+for UC4 in one run and for UC1 and UC2 in the next (a 28-s probe sees only the first
+batches after the start, which the instance then outgrows), and every default table
+there was flat, measured by the default runs themselves (README, docs/performance.md,
+"A faster machine of the same kind"): a quarter-core instance kept up with 40,000 UC1,
+20,000 UC2, 12,000 UC3 records/s and 4,096 UC4 records/s. A table is the answer for the
+machine it ran on; the default runs recorded in docs/performance.md say which.
 
 Use cases are measured one at a time: two SUTs beside each other on two cores take
 each other's CPU, and neither's figure is then its own.
@@ -59,14 +46,11 @@ from tests.unit.test_default_executions import load_rates
 
 pytestmark = pytest.mark.e2e
 
-USE_CASES = ("uc1", "uc2", "uc3", "uc4")
 #: seconds of samples not counted (the first batches, the lag sampler's start) ...
 WARMUP_S = 8.0
 #: ... and counted
 SPAN_S = 20.0
 SAMPLE_S = 2.0
-#: how many times the default SLO's threshold the lag's slope must exceed
-CLEAR_FACTOR = 5.0
 
 
 @dataclass
@@ -103,8 +87,7 @@ class Probed:
         return (
             f"{self.name}: one instance at cpuPerInstance {self.cpu_per_instance:g}, load {self.load:g} = "
             f"{self.rate:,.0f} records/s (generated {self.produced:,.0f}): lag slope {self.slope:,.0f} records/s, "
-            f"the default SLO's threshold {self.threshold:,.0f} (x{CLEAR_FACTOR:g} = "
-            f"{CLEAR_FACTOR * self.threshold:,.0f}){error}; lag after the {WARMUP_S:g}-s "
+            f"the default SLO's threshold {self.threshold:,.0f}{error}; lag after the {WARMUP_S:g}-s "
             f"warm-up {[round(v) for v in lag]}; rows/s within micro-batches {[round(r) for r in self.batch_rates]}; "
             f"default loads {[f'{v:g}' for v in self.loads]} = {[round(r) for r in self.rates]} records/s, "
             f"resources {[f'{v:g}' for v in self.resources]}; {self.seconds:.0f} s"
@@ -199,35 +182,16 @@ def probed(registry: Any, kafka_bootstrap: str, tmp_path_factory: pytest.TempPat
     return get
 
 
-#: UC4 is not among them. A quarter-core UC4 instance's throughput grows with its batches
-#: (each carries ~2.4 CPU-seconds of fixed cost), so one instance keeps up with far more
-#: than its small batches show: on 2026-12-01 (a 2-core machine, commit 0326833) this
-#: probe measured a slope of -55 at 5 levels (1,024 records/s) against 5 x 51, a 120-s
-#: `bench run --plugin uc4 --loads 6 --resources 1` passed 4,096 records/s (-143 against
-#: 205), and 7 levels (16,384) failed on 1, 2, 3 and 4 instances (11,618, 2,850, 1,429,
-#: 2,057 against 819) because the machine itself saturates. No UC4 load a power of 4
-#: apart needs more than one instance and then passes on two cores; the README says so
-#: for its default table.
-FALLS_BEHIND = ("uc1", "uc2", "uc3")
-
-
-@pytest.mark.parametrize("name", FALLS_BEHIND)
-def test_one_instance_falls_behind_at_the_highest_default_load(probed: Callable[[str], Probed], name: str) -> None:
-    result = probed(name)
-    assert result.slope > CLEAR_FACTOR * result.threshold, (
-        f"{name}: {min(result.resources):g} instance(s) did not fall clearly behind the highest default load: lag "
-        f"slope {result.slope:,.0f} records/s, not above {CLEAR_FACTOR:g} x the default SLO's threshold "
-        f"{result.threshold:,.0f} records/s ({DEFAULT_SLO['properties']} of {result.rate:,.0f} records/s asked, "
-        f"{result.produced:,.0f} generated); the default table may be flat at {min(result.resources):g}\n"
-        f"{result.describe()}")
-
-
 #: how far above its quota the SUT's CPU may be measured (2-s samples of 100-Hz ticks
 #: against a 100-ms quota period: a few per cent)
 QUOTA_SLACK = 1.1
 
 
-@pytest.mark.parametrize("name", ("uc1", "uc3", "uc4"))
+#: the use cases whose operators run in PySpark's Python workers
+PYTHON_WORKERS = ("uc1", "uc3", "uc4")
+
+
+@pytest.mark.parametrize("name", PYTHON_WORKERS)
 def test_the_cpu_limit_holds_the_python_workers_too(probed: Callable[[str], Probed], name: str) -> None:
     """UC1's store and UC3's and UC4's operators run in PySpark's Python workers, whose
     daemon leaves the SUT's process group; until 2026-11-27 (commit 39e36f3) they ran
