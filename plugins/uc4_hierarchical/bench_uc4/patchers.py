@@ -30,9 +30,8 @@ def sensors_patcher(objects: list[Manifest], value: Any, properties: Mapping[str
         levels, children = tree_shape(None, params)
         sensors = children**levels
         if not params.get("registry"):  # refused before anything starts, not by every repetition's producer
-            if registry.full_tree_wire_size(levels, children) > registry.MAX_EVENT_BYTES:
-                registry.check_event_size(registry.dumps(registry.build_tree(levels, children)).encode(),
-                                          f"the registry of {levels} levels of {children} children")
+            registry.check_sizes(*registry.full_tree_sizes(levels, children),
+                                 f"the registry of {levels} levels of {children} children")
         spec["sensors"] = sensors
         per_instance = properties.get("maxPerInstance", spec.get("maxPerInstance"))
         if per_instance is not None:

@@ -102,17 +102,21 @@ def wire_size(payload: bytes) -> int:
 def check_event_size(payload: bytes, what: str = "the registry event") -> None:
     """Refuse an event no broker with default settings takes, naming its size, before
     a producer retries it in vain."""
-    size = wire_size(payload)
-    if size > MAX_EVENT_BYTES:
-        raise ValueError(f"{what} is {size:,} bytes compressed ({len(payload):,} as JSON), more than one Kafka "
+    check_sizes(len(payload), wire_size(payload), what)
+
+
+def check_sizes(raw: int, wire: int, what: str) -> None:
+    if wire > MAX_EVENT_BYTES:
+        raise ValueError(f"{what} is {wire:,} bytes compressed ({raw:,} as JSON), more than one Kafka "
                          f"message holds ({MAX_EVENT_BYTES:,}, the broker's message.max.bytes); use fewer "
                          "nestedGroups or childrenPerGroup")
 
 
 @functools.lru_cache(maxsize=32)
-def full_tree_wire_size(levels: int, children: int) -> int:
-    """The wire size of :func:`build_tree`'s event, computed once per shape."""
-    return wire_size(dumps(build_tree(levels, children)).encode())
+def full_tree_sizes(levels: int, children: int) -> tuple[int, int]:
+    """(JSON bytes, wire bytes) of :func:`build_tree`'s event, computed once per shape."""
+    payload = dumps(build_tree(levels, children)).encode()
+    return len(payload), wire_size(payload)
 
 
 def parse(doc: str | Mapping[str, Any]) -> Node:
