@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,9 @@ def test_a_process_that_ended_never_makes_cpu_negative(tmp_path: Path) -> None:
 def test_the_real_proc_of_this_process() -> None:
     stats = HostStats(lambda: [os.getpgrp()])
     stats.sample()
-    sum(i * i for i in range(200_000))  # some CPU
+    end = time.monotonic() + 0.1  # some CPU, over several of /proc/stat's 10-ms ticks
+    while time.monotonic() < end:
+        sum(i * i for i in range(10_000))
     values = stats.sample()
     assert values["sut-rss"] > 1.0  # MiB; this interpreter alone is more
     assert values["sut-cpu"] >= 0.0

@@ -16,6 +16,7 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from aiokafka.protocol.metadata import MetadataRequest
 
 from bench.runtime.kafka.security import current as kafka_security
 
@@ -79,18 +80,38 @@ async def create_topics(
 
 
 async def _wait_for_partitions(admin: AIOKafkaAdminClient, wanted: dict[str, int], timeout: float = 10) -> None:
+    """Wait until every broker, not one, knows the topics with all their partitions.
+
+    A new topic reaches the brokers' metadata caches one by one: asking a random broker
+    (what ``describe_topics`` does) can say "ready" while the next client, sent to another
+    broker of a cluster, is told the topic does not exist.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        described = await admin.describe_topics(list(wanted))
-        ready = {
-            d["topic"]
-            for d in described
-            if d.get("error_code", 0) == 0 and len(d.get("partitions", [])) >= wanted[d["topic"]]
-        }
-        if ready >= set(wanted):
+        if all([await _ready_on(admin, node, wanted) for node in _broker_ids(admin)]):
             return
         await asyncio.sleep(0.1)
-    raise RuntimeError(f"topics {sorted(wanted)} have no partitions after {timeout} s")
+    raise RuntimeError(f"topics {sorted(wanted)} have no partitions on every broker after {timeout} s")
+
+
+def _broker_ids(admin: AIOKafkaAdminClient) -> list[int | None]:
+    """The brokers' ids from the metadata fetched at start(); [None] (a random one) if unknown."""
+    try:
+        ids = sorted(b.nodeId for b in admin._client.cluster.brokers())
+    except Exception:  # noqa: BLE001 - partial metadata: asking any broker is the old behaviour
+        ids = []
+    return list(ids) or [None]
+
+
+async def _ready_on(admin: AIOKafkaAdminClient, node: int | None, wanted: dict[str, int]) -> bool:
+    response = await admin._send_request(MetadataRequest(list(wanted)), node)
+    described = response.to_object()["topics"]
+    ready = {
+        d["topic"]
+        for d in described
+        if d.get("error_code", 0) == 0 and len(d.get("partitions", [])) >= wanted[d["topic"]]
+    }
+    return ready >= set(wanted)
 
 
 async def delete_topics(bootstrap_servers: str, names: Iterable[str]) -> None:
