@@ -116,6 +116,18 @@ def test_the_observer_script_counts_batch_ends_not_samples() -> None:
     assert observer.batch_ends(steady) >= observer.MIN_BATCH_ENDS
 
 
+def test_the_observer_script_marks_a_sut_that_kept_up() -> None:
+    """A SUT that read all that was written was not saturated: its rate is the generators',
+    and a ratio of two such rates says nothing of the instrumentation's cost."""
+    observer = script("observer_effect")
+    kept = observer.Measured("bare", 19_900.0, 0.0, 9, "", "", written=20_000.0)
+    behind = observer.Measured("bare", 12_000.0, 0.0, 9, "", "", written=20_000.0)
+    unknown = observer.Measured("bare", 12_000.0, 0.0, 9, "", "")
+    assert kept.kept_up and not behind.kept_up and not unknown.kept_up
+    counts = [(float(t), 20_000.0 * t) for t in range(40, 120, 2)]
+    assert observer.slope(counts) == pytest.approx(20_000.0)
+
+
 def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.platforms import children
