@@ -115,13 +115,13 @@ def slope(points: list[tuple[float, float]]) -> float:
 
 
 async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
-                  mode: str, cap: int | None = None) -> Measured:
+                  mode: str, cap: int | None = None, off: str = "1") -> Measured:
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
     from bench.launch import prepare_run
     from bench.runtime.instrumentation import ENV
 
     if mode == "bare":
-        os.environ[ENV] = "1"  # the platform and every child it starts see it
+        os.environ[ENV] = off  # the platform and every child it starts see it
     try:
         prepared = prepare_run(registry, opts)
         ex = prepared.execution
@@ -184,6 +184,9 @@ def main() -> int:
     parser.add_argument("--max-per-trigger", type=int, default=None,
                         help="records per micro-batch at most, for both sides (default: uncapped, as bench run; "
                         f"quick: {QUICK_CAP:,})")
+    parser.add_argument("--off", default="1", choices=("1", "commits", "samplers"),
+                        help="what the bare side switches off: 1 (everything, the default), commits (the SUT's "
+                        "offset commits only) or samplers (lag, latency and informational sampling only)")
     args = parser.parse_args()
     plugins = [p.strip() for p in (args.plugin or ("uc1" if args.quick else "uc1,uc2,uc3,uc4")).split(",")]
     pairs = args.pairs or (1 if args.quick else 3)
@@ -199,7 +202,8 @@ def main() -> int:
     banner(f"observer effect, {', '.join(plugins)}; commit {commit()}")
     print(f"{pairs} pair(s) of {seconds:g}-s runs (first {warmup:g} s not counted), {args.cpu_per_instance:g} core "
           f"per instance, {args.connector} connector, "
-          f"{f'at most {cap:,} records per micro-batch' if cap else 'micro-batches uncapped'}", flush=True)
+          f"{f'at most {cap:,} records per micro-batch' if cap else 'micro-batches uncapped'}; "
+          f"bare: {'no instrumentation' if args.off == '1' else f'no {args.off}'}", flush=True)
     results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
     for i in range(pairs):
         for plugin in plugins:
@@ -212,7 +216,7 @@ def main() -> int:
             }
             order = MODES if i % 2 == 0 else MODES[::-1]
             for mode in order:
-                done = asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode, cap))
+                done = asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode, cap, args.off))
                 results[plugin][mode].append(done)
                 read = (f"{done.rate:10,.0f} records/s read" if math.isfinite(done.rate) else
                         f"not measurable ({done.batches} batch end(s) counted, {MIN_BATCH_ENDS} needed; a longer "

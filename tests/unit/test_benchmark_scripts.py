@@ -105,6 +105,19 @@ def test_the_bare_sut_switch_and_the_observer_scripts_window(monkeypatch: pytest
     assert observer.after_warmup(samples, 20.0, "input-rate") == [900.0, 1100.0]
 
 
+def test_the_switch_turns_off_one_part_or_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits and samplers can be switched off one by one, to tell which costs what."""
+    monkeypatch.setenv(instrumentation.ENV, "commits")
+    assert not instrumentation.enabled("commits") and instrumentation.enabled("samplers")
+    assert not instrumentation.enabled()  # not everything is on
+    monkeypatch.setenv(instrumentation.ENV, "samplers")
+    assert instrumentation.enabled("commits") and not instrumentation.enabled("samplers")
+    monkeypatch.setenv(instrumentation.ENV, "1")
+    assert not any(instrumentation.enabled(p) for p in instrumentation.PARTS)
+    monkeypatch.delenv(instrumentation.ENV)
+    assert all(instrumentation.enabled(p) for p in instrumentation.PARTS) and instrumentation.enabled()
+
+
 def test_the_observer_script_counts_batch_ends_not_samples() -> None:
     """One batch sampled many times is one end; a window without enough ends has no rate
     (one UC1 batch outlasting the window gave "0 records/s read, 28 batches")."""

@@ -197,7 +197,7 @@ def bare_sample(generators: Sequence[Child], drivers: Sequence[Child], exp: str)
     """What a platform samples with bench's instrumentation off (``bench.runtime.instrumentation``):
     the generators' progress and the Spark driver's own micro-batch progress, nothing read
     from Kafka; None when the instrumentation is on (every run but observer_effect.py's)."""
-    if instrumentation.enabled():
+    if instrumentation.enabled("samplers"):
         return None
     values = dict(generator_slis(generators, exp))
     if drivers:

@@ -136,7 +136,7 @@ def build_context(
 
     def _read_topic(logical: str, columns: Sequence[str] | None = None) -> DataFrame:
         real = topic_of(logical)
-        if instrumentation.enabled():  # off only to measure what the commits cost (observer_effect.py)
+        if instrumentation.enabled("commits"):  # off only to measure what the commits cost (observer_effect.py)
             committer.watch(real, bootstrap, group_id)
         return read_topic(spark, bootstrap, real, connector, max_records_per_trigger, columns, tasks=instances)
 
