@@ -98,10 +98,17 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = wri
             trigger = plan.trigger_seconds if plan.trigger_seconds is not None else 2.0
         totals = ProgressTotals()
         lock = threading.Lock()
+        # "started" comes first on stdout: a batch over records already waiting can end
+        # before wait_ready() sees the query ready, and its progress then waits here
+        held: list[dict[str, Any]] | None = []
 
         def on_progress(progress: Any) -> None:
             with lock:
-                emit(totals.add(progress))
+                event = totals.add(progress)
+                if held is None:
+                    emit(event)
+                else:
+                    held.append(event)
 
         warm_s = 0.0
         if spec.get("warmup", True):  # both connectors: the first batch compiles the whole plan
@@ -125,7 +132,11 @@ def run(spec: Mapping[str, Any], emit: Callable[[Mapping[str, Any]], None] = wri
                 query.stop()
                 sys.stderr.write(f"query start failed (attempt {attempt}), retrying: {exc}\n")
         assert query is not None
-        emit({"event": "started", "id": str(query.id), "warmupSeconds": round(warm_s, 3)})
+        with lock:
+            emit({"event": "started", "id": str(query.id), "warmupSeconds": round(warm_s, 3)})
+            for event in held or []:
+                emit(event)
+            held = None
         while not stop.is_set():
             if query.exception() is not None or not query.isActive:
                 raise RuntimeError(str(query.exception() or "query stopped"))
