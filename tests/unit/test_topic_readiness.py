@@ -52,3 +52,15 @@ def test_unknown_brokers_fall_back_to_any_one() -> None:
     admin = _Admin()
     admin._client = SimpleNamespace()  # no cluster metadata
     assert topic_admin._broker_ids(admin) == [None]  # type: ignore[arg-type]
+
+
+def test_a_broker_that_cannot_be_asked_does_not_hold_the_wait_up() -> None:
+    admin = _Admin(late_broker_after=10**6)
+
+    async def dead_broker_2(request: Any, node: int | None) -> _Response:
+        if node == 2:
+            raise ConnectionError("broker 2 is gone")
+        return _Response([{"topic": "t", "error_code": 0, "partitions": [{}, {}]}])
+
+    admin._send_request = dead_broker_2  # type: ignore[method-assign]
+    asyncio.run(topic_admin._wait_for_partitions(admin, {"t": 2}, timeout=0.3))  # type: ignore[arg-type]

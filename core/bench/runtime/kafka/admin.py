@@ -104,7 +104,14 @@ def _broker_ids(admin: AIOKafkaAdminClient) -> list[int | None]:
 
 
 async def _ready_on(admin: AIOKafkaAdminClient, node: int | None, wanted: dict[str, int]) -> bool:
-    response = await admin._send_request(MetadataRequest(list(wanted)), node)
+    """Whether ``node`` knows the topics; a node that cannot be asked (a broker that died)
+    sends no client a wrong answer either, so it does not hold the wait up."""
+    try:
+        response = await admin._send_request(MetadataRequest(list(wanted)), node)
+    except Exception:  # noqa: BLE001 - any connection or protocol error of that one node
+        if node is None:
+            raise
+        return True
     described = response.to_object()["topics"]
     ready = {
         d["topic"]
