@@ -184,7 +184,9 @@ def main() -> int:
     parser.add_argument("--max-per-trigger", type=int, default=None,
                         help="records per micro-batch at most, for both sides (default: uncapped, as bench run; "
                         f"quick: {QUICK_CAP:,})")
-    parser.add_argument("--off", default="1", choices=("1", "commits", "samplers"),
+    from bench.runtime.instrumentation import PARTS
+
+    parser.add_argument("--off", default="1", choices=("1", *PARTS),
                         help="what the bare side switches off: 1 (everything, the default), commits (the SUT's "
                         "offset commits only) or samplers (lag, latency and informational sampling only)")
     args = parser.parse_args()
@@ -236,10 +238,10 @@ def main() -> int:
     for plugin, by_mode in results.items():
         inst, bare = by_mode["instrumented"], by_mode["bare"]
         # a pair in which either side kept up compares two generator rates: no ratio from it
-        pair_ratios = [a.rate / b.rate for a, b in zip(inst, bare, strict=False)
-                       if b.rate > 0 and math.isfinite(a.rate) and math.isfinite(b.rate)
-                       and not (a.kept_up or b.kept_up)]
-        unsaturated = sum(1 for a, b in zip(inst, bare, strict=False) if a.kept_up or b.kept_up)
+        saturated = [(a, b) for a, b in zip(inst, bare, strict=False) if not (a.kept_up or b.kept_up)]
+        unsaturated = min(len(inst), len(bare)) - len(saturated)
+        pair_ratios = [a.rate / b.rate for a, b in saturated
+                       if b.rate > 0 and math.isfinite(a.rate) and math.isfinite(b.rate)]
         ratio = statistics.median(pair_ratios) if pair_ratios else float("nan")
         ratios.append(ratio)
         loads = "; ".join(f"{m.before.split(' on ')[0].removeprefix('load average ')} / "

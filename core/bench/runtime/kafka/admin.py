@@ -100,7 +100,7 @@ def _broker_ids(admin: AIOKafkaAdminClient) -> list[int | None]:
         ids = sorted(b.nodeId for b in admin._client.cluster.brokers())
     except Exception:  # noqa: BLE001 - partial metadata: asking any broker is the old behaviour
         ids = []
-    return list(ids) or [None]
+    return ids or [None]
 
 
 async def _ready_on(admin: AIOKafkaAdminClient, node: int | None, wanted: dict[str, int]) -> bool:
