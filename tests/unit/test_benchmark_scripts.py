@@ -172,3 +172,15 @@ def test_an_unpaired_reference_is_scaled_to_the_experiments_measured() -> None:
     assert scaled.seconds == 3000.0 and "estimated: 3 experiments x 1,000.0 s" in scaled.after
     assert ttv.unpaired_reference(2000.0, 3, ours).seconds == 2000.0
     assert ttv.unpaired_reference(2000.0, None, ours).seconds == 2000.0
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in BENCHMARKS.glob("*.py") if not p.stem.startswith("_")))
+def test_every_script_has_a_quick_mode_its_help_explains(name: str) -> None:
+    """What CI and a reviewer can afford to run: every measuring script has --quick, and
+    its --help (the script's own parser, run as a user would) says so."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(BENCHMARKS / f"{name}.py"), "--help"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "--quick" in done.stdout
