@@ -29,6 +29,9 @@ commit and the load average before and after each run.
     # bench's default only, against an earlier reference run of 2 experiments in 2,061.4 s
     .venv/bin/python benchmarks/time_to_verdict.py --plugin uc2 --rounds 1 \
         --reference-seconds 2061.4 --reference-experiments 2
+    # the prediction on a Spark use case: bench's default against itself with --predict
+    .venv/bin/python benchmarks/time_to_verdict.py --plugin uc4 --loads 7 --resources 1,2,3,4,5,6 \
+        --predict --no-reference --rounds 1
 """
 
 from __future__ import annotations
@@ -145,15 +148,19 @@ def unpaired_reference(seconds: float, experiments: int | None, ours: Run) -> Ru
                f"{seconds:,.1f} s over its {experiments})")
 
 
+def load_averages(runs: list[Run]) -> str:
+    """The one-minute, five-minute and fifteen-minute load averages before / after each run."""
+    return "; ".join(f"{r.before.split(' on ')[0].removeprefix('load average ')} / "
+                     f"{r.after.split(' on ')[0].removeprefix('load average ')}" for r in runs)
+
+
 def table_line(plugin: str, result: UseCaseResult) -> str:
     ref = [r.seconds for r in result.runs["reference"]]
     ours = [r.seconds for r in result.runs["default"]]
-    loads = [f"{r.before.split(' on ')[0].removeprefix('load average ')} / "
-             f"{r.after.split(' on ')[0].removeprefix('load average ')}"
-             for r in result.runs["reference"] + result.runs["default"]]
+    loads = load_averages(result.runs["reference"] + result.runs["default"])
     ratio = median(ours) / median(ref) if ref and ours else math.nan
     return (f"| {plugin} | {median(ref):,.1f} s | {median(ours):,.1f} s | **{ratio:.3f}** | {result.compared} | "
-            f"{len(result.differing)} | {result.tables_same} of {result.pairs} | {'; '.join(loads)} |")
+            f"{len(result.differing)} | {result.tables_same} of {result.pairs} | {loads} |")
 
 
 def predict_line(plugin: str, result: UseCaseResult) -> str:
@@ -163,7 +170,7 @@ def predict_line(plugin: str, result: UseCaseResult) -> str:
     saved = 1.0 - median([r.seconds for r in pred]) / median(base) if base and pred else math.nan
     same = sum(p.table == d.table for p, d in zip(pred, result.runs["default"], strict=False))
     return (f"| {plugin} | {median(base):,.1f} s | {median([r.seconds for r in pred]):,.1f} s | {saved:.1%} | "
-            f"{sum(hits)} of {len(hits)} | {same} of {len(pred)} |")
+            f"{sum(hits)} of {len(hits)} | {same} of {len(pred)} | {load_averages(result.runs['default'] + pred)} |")
 
 
 def main() -> int:
@@ -190,7 +197,14 @@ def main() -> int:
                         help="do not run the reference procedure: its length is fixed by design (no early stop, "
                              "every repetition in full); compare with S, its time in an earlier run of the same "
                              "settings. The table marks the row: not paired, verdicts not compared")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="with --predict: do not run the reference procedure; only bench's default against "
+                             "itself with --predict (the prediction's time saved and hit rate, no ratio)")
     args = parser.parse_args()
+    if args.no_reference and not args.predict:
+        parser.error("--no-reference compares bench's default with --predict: give --predict too")
+    if args.no_reference and args.reference_seconds is not None:
+        parser.error("--no-reference and --reference-seconds: the first runs no reference, the second names one")
     plugins = list(USE_CASES) if args.plugin == "all" else [p.strip() for p in args.plugin.split(",") if p.strip()]
     args.rounds = args.rounds or (1 if args.quick else 3)
     experiment_defaults(args)
@@ -200,7 +214,8 @@ def main() -> int:
 
     configure_logging("console", 0)
     registry = load_plugins()
-    modes = [*([] if args.reference_seconds else ["reference"]), "default", *(["predict"] if args.predict else [])]
+    unpaired = args.reference_seconds is not None or args.no_reference
+    modes = [*([] if unpaired else ["reference"]), "default", *(["predict"] if args.predict else [])]
     banner(f"time to verdict, {', '.join(plugins)}; commit {commit()}")
     print(f"duration {args.duration:g} s, warm-up {args.warmup:g} s, sample every {args.interval:g} s, "
           f"{args.repetitions} repetition(s), {args.rounds} round(s); Spark instances {args.cpu_per_instance:g} "
@@ -233,28 +248,30 @@ def main() -> int:
                         print(f"    {describe(record)}", flush=True)
                 if "reference" in runs:
                     compare(results[plugin], runs["default"], runs["reference"], f"round {rnd + 1} {plugin}")
-                else:
+                elif args.reference_seconds is not None:
                     results[plugin].runs["reference"].append(
                         unpaired_reference(args.reference_seconds, args.reference_experiments, runs["default"]))
     stamp = time.strftime("%Y-%m-%d")
-    print()
-    print(f"verdicts that differ (bench's default against the reference), {stamp}, commit {commit()}:")
     differing = [d for r in results.values() for d in r.differing]
-    for line in differing or ["    none"]:
-        print(f"    {line}")
+    if not unpaired:
+        print()
+        print(f"verdicts that differ (bench's default against the reference), {stamp}, commit {commit()}:")
+        for line in differing or ["    none"]:
+            print(f"    {line}")
     print()
     print(f"{stamp}, commit {commit()}, `benchmarks/time_to_verdict.py {' '.join(sys.argv[1:])}`:")
     print()
-    print("| use case | reference (median) | bench's default (median) | ratio | experiments compared | verdicts "
-          "differing | same table | load average before / after each run |")
-    print("|---|---|---|---|---|---|---|---|")
-    for plugin, result in results.items():
-        print(table_line(plugin, result))
-    if args.predict:
+    if not args.no_reference:
+        print("| use case | reference (median) | bench's default (median) | ratio | experiments compared | verdicts "
+              "differing | same table | load average before / after each run |")
+        print("|---|---|---|---|---|---|---|---|")
+        for plugin, result in results.items():
+            print(table_line(plugin, result))
         print()
+    if args.predict:
         print("| use case | default (median) | with --predict (median) | time saved | predictions right | "
-              "same table |")
-        print("|---|---|---|---|---|---|")
+              "same table | load average before / after each run |")
+        print("|---|---|---|---|---|---|---|")
         for plugin, result in results.items():
             print(predict_line(plugin, result))
     for plugin, result in results.items():

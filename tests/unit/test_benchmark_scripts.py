@@ -158,9 +158,14 @@ def test_the_prediction_line_counts_time_saved_and_right_predictions() -> None:
     result = ttv.UseCaseResult("calibrated")
     probe = Probe(2500.0, 1.0, 2500.0, 1500.0, 1000.0, True, 30.0)
     prediction = Prediction("demand", probe, {1500.0: 2.0, 2500.0: 2.0}, {1500.0: 2.0, 2500.0: 3.0})
-    result.runs["default"].append(ttv.Run("default", 200.0, {1500.0: 2.0, 2500.0: 3.0}, [], "", ""))
-    result.runs["predict"].append(ttv.Run("predict", 150.0, {1500.0: 2.0, 2500.0: 3.0}, [], "", "", prediction))
-    assert ttv.predict_line("calibrated", result) == "| calibrated | 200.0 s | 150.0 s | 25.0% | 1 of 2 | 1 of 1 |"
+    note = "load average {} 0.50 0.40 on 2 cores"
+    result.runs["default"].append(ttv.Run("default", 200.0, {1500.0: 2.0, 2500.0: 3.0}, [], note.format("0.10"),
+                                          note.format("1.10")))
+    result.runs["predict"].append(ttv.Run("predict", 150.0, {1500.0: 2.0, 2500.0: 3.0}, [], note.format("1.10"),
+                                          note.format("2.20"), prediction))
+    assert ttv.predict_line("calibrated", result) == (
+        "| calibrated | 200.0 s | 150.0 s | 25.0% | 1 of 2 | 1 of 1 | "
+        "0.10 0.50 0.40 / 1.10 0.50 0.40; 1.10 0.50 0.40 / 2.20 0.50 0.40 |")
 
 
 def test_an_unpaired_reference_is_scaled_to_the_experiments_measured() -> None:
@@ -184,3 +189,17 @@ def test_every_script_has_a_quick_mode_its_help_explains(name: str) -> None:
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "--quick" in done.stdout
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    (["--no-reference"], "give --predict too"),
+    (["--no-reference", "--predict", "--reference-seconds", "100"], "the first runs no reference"),
+])
+def test_the_prediction_alone_is_asked_for_consistently(given: list[str], said: str) -> None:
+    """--no-reference measures the prediction's saving against bench's default: without
+    --predict it would measure nothing, and beside --reference-seconds it contradicts it."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "time_to_verdict.py"), *given], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
