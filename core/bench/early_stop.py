@@ -62,7 +62,7 @@ from bench.early_rules import (
     t_quantile,
     window_decision,
 )
-from bench.lag_batches import too_few_batches
+from bench.lag_batches import held_level_slope, too_few_batches
 
 __all__ = ["DEFAULT_CONFIDENCE", "MAX_AUTOCORRELATION", "MIN_SAMPLES", "MIN_SPAN_S", "REPORTED_CONFIDENCE",
            "TrendFit", "fit", "t_quantile"]
@@ -119,7 +119,9 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
     per-SLO tuning properties ``earlyStopConfidence`` and ``earlyStopMinSamples``.
     ``lag``: ``series`` is the consumer lag, and no "fail" is decided while a micro-batch
     SUT has committed fewer than two batches since the warm-up
-    (:func:`bench.lag_batches.too_few_batches`).
+    (:func:`bench.lag_batches.too_few_batches`), nor while the growth seen so far, held
+    at its level to the end of the repetition, would still pass
+    (:func:`bench.lag_batches.held_level_slope`).
     """
     decision = _trend_decision(series, ctx, threshold, operator)
     if lag and decision.passed is False and operator in ("lt", "lte") and too_few_batches(series, ctx):
@@ -128,6 +130,13 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
             "between its falls, and fell fewer than twice since the warm-up: "
             "too few micro-batches have ended there yet",
             decision.slope, decision.low, decision.high, decision.threshold)
+    if lag and decision.passed is False and operator in ("lt", "lte") and decision.threshold is not None:
+        held = held_level_slope(series, ctx)
+        if held is not None and held < decision.threshold:
+            return EarlyDecision(
+                None, f"undecided: slope {decision.slope:.4g} so far, but the lag held at its present level to "
+                f"the end gives the repetition {held:.4g} vs {decision.threshold:.4g}: fail only on growth "
+                "already seen", decision.slope, decision.low, decision.high, decision.threshold)
     return decision
 
 

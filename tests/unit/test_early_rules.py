@@ -101,8 +101,11 @@ def test_batches_longer_than_the_output_period_are_judged_over_their_own_cycle()
             s = windowed_lag(slope=slope, seconds=DURATION, period=cycle, step=1.0, wave=LOAD * cycle, noise=5.0)
             decisions = [early("lag-trend", upto(s, sec), props, 5.0) for sec in range(60, 300, 5)]
             assert all(d is None or d is final("lag-trend", s, props) for d in decisions), (cycle, slope)
-            if cycle == 20.0:  # several cycles fit: the rule still decides, well before the end
-                assert any(d is not None for d in decisions[:12]), slope
+            # several cycles fit: the rule still decides, well before the end: a pass by 115 s,
+            # a "fail" at 4 x the threshold by 150 s (only growth already seen may decide one,
+            # bench.lag_batches.held_level_slope); at 1.5 x that takes most of the repetition
+            if cycle == 20.0 and slope != 150.0:
+                assert any(d is not None for d in decisions[:12 if slope < 100.0 else 19]), slope
 
 
 def test_the_lag_cycle_is_the_output_period_unless_its_drains_are_further_apart() -> None:
