@@ -1,10 +1,12 @@
-"""A micro-batch SUT's lag: its drains, its real cycle, and when too few batches ended.
+"""A micro-batch SUT's lag: its drains, its real cycle, and when an early "fail" must wait.
 
 Between two commits of a micro-batch SUT the lag rises at the input rate; at a commit
 it falls by the batch. The trend rules assume noise around a line, which such a
 saw-tooth is not until several of its teeth are seen: these helpers say how many were
 and how long one is, for :mod:`bench.early_stop` (no "fail" on too few) and
-:func:`bench.early_rules.window_decision` (means over the real cycle).
+:func:`bench.early_rules.window_decision` (means over the real cycle). A rise that
+reverses later (a transient) is a line the rules are sure of too: :func:`held_level_slope`
+asks whether the growth already seen fails the whole repetition.
 """
 
 from __future__ import annotations
