@@ -22,6 +22,15 @@ def load_note() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
+def load_averages(runs: Sequence[Any]) -> str:
+    """Each run's load averages before / after it (its ``before`` and ``after`` notes of
+    :func:`load_note`), for a table's last column."""
+    def bare(note: str) -> str:
+        return note.split(" on ")[0].removeprefix("load average ")
+
+    return "; ".join(f"{bare(r.before)} / {bare(r.after)}" for r in runs)
+
+
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values)) if values else float("nan")
 

@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from _common import banner, commit, load_note, median
+from _common import banner, commit, load_averages, load_note, median
 
 #: loads far above one quarter-core instance's maximum; UC4's load is a nesting level
 #: (4^7 = 16,384 sensors, one record per sensor and second). A faster 2-core machine's
@@ -244,8 +244,7 @@ def main() -> int:
                        if b.rate > 0 and math.isfinite(a.rate) and math.isfinite(b.rate)]
         ratio = statistics.median(pair_ratios) if pair_ratios else float("nan")
         ratios.append(ratio)
-        loads = "; ".join(f"{m.before.split(' on ')[0].removeprefix('load average ')} / "
-                          f"{m.after.split(' on ')[0].removeprefix('load average ')}" for m in inst + bare)
+        loads = load_averages(inst + bare)
         note = f" ({unsaturated} pair(s) not saturated: the SUT kept up; a higher --load)" if unsaturated else ""
         print(f"| {plugin}{note} | {median([m.rate for m in inst if math.isfinite(m.rate)]):,.0f} | "
               f"{median([m.rate for m in bare if math.isfinite(m.rate)]):,.0f} | "

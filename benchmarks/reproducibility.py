@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import banner, commit, experiment_defaults, grid, load_note
+from _common import banner, commit, experiment_defaults, grid, load_averages, load_note
 
 
 @dataclass
@@ -138,8 +138,7 @@ def main() -> int:
     for plugin, done in runs.items():
         rate, differing, exact, flagged = agreement(done)
         worst = min(worst, rate)
-        loads = "; ".join(f"{r.before.split(' on ')[0].removeprefix('load average ')} / "
-                          f"{r.after.split(' on ')[0].removeprefix('load average ')}" for r in done)
+        loads = load_averages(done)
         entries = len({k for r in done for k in r.table})
         unflagged = ", ".join(f"{k:g}" for k in never_flagged(differing, flagged)) or "none"
         print(f"| {plugin} | {len(done)} | {entries} | **{rate:.0%}** | {', '.join(f'{k:g}' for k in differing) or '-'}"

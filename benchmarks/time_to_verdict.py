@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import USE_CASES, banner, commit, experiment_defaults, grid, load_note, median, spread
+from _common import USE_CASES, banner, commit, experiment_defaults, grid, load_averages, load_note, median, spread
 
 MODES = ("reference", "default", "predict")
 
@@ -146,12 +146,6 @@ def unpaired_reference(seconds: float, experiments: int | None, ours: Run) -> Ru
     return Run("reference", per * len(ours.records), {}, [], "an earlier run",
                f"(not paired; estimated: {len(ours.records)} experiments x {per:,.1f} s, the earlier run's "
                f"{seconds:,.1f} s over its {experiments})")
-
-
-def load_averages(runs: list[Run]) -> str:
-    """The one-minute, five-minute and fifteen-minute load averages before / after each run."""
-    return "; ".join(f"{r.before.split(' on ')[0].removeprefix('load average ')} / "
-                     f"{r.after.split(' on ')[0].removeprefix('load average ')}" for r in runs)
 
 
 def table_line(plugin: str, result: UseCaseResult) -> str:

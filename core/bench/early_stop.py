@@ -124,20 +124,18 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
     (:func:`bench.lag_batches.held_level_slope`).
     """
     decision = _trend_decision(series, ctx, threshold, operator)
-    if lag and decision.passed is False and operator in ("lt", "lte") and too_few_batches(series, ctx):
-        return EarlyDecision(
-            None, f"undecided: the lag rose at the whole input rate ({ctx.load_rate or 0:,.0f} records/s) "
-            "between its falls, and fell fewer than twice since the warm-up: "
-            "too few micro-batches have ended there yet",
-            decision.slope, decision.low, decision.high, decision.threshold)
-    if lag and decision.passed is False and operator in ("lt", "lte") and decision.threshold is not None:
+    if not (lag and decision.passed is False and operator in ("lt", "lte")):
+        return decision
+    if too_few_batches(series, ctx):
+        why = (f"the lag rose at the whole input rate ({ctx.load_rate or 0:,.0f} records/s) between its falls, "
+               "and fell fewer than twice since the warm-up: too few micro-batches have ended there yet")
+    else:
         held = held_level_slope(series, ctx)
-        if held is not None and held < decision.threshold:
-            return EarlyDecision(
-                None, f"undecided: slope {decision.slope:.4g} so far, but the lag held at its present level to "
-                f"the end gives the repetition {held:.4g} vs {decision.threshold:.4g}: fail only on growth "
-                "already seen", decision.slope, decision.low, decision.high, decision.threshold)
-    return decision
+        if held is None or decision.threshold is None or held >= decision.threshold:
+            return decision
+        why = (f"slope {decision.slope:.4g} so far, but the lag held at its present level to the end gives the "
+               f"repetition {held:.4g} vs {decision.threshold:.4g}: fail only on growth already seen")
+    return EarlyDecision(None, f"undecided: {why}", decision.slope, decision.low, decision.high, decision.threshold)
 
 
 def _trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str) -> EarlyDecision:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -29,6 +30,12 @@ def script(name: str) -> ModuleType:
     if str(BENCHMARKS) not in sys.path:
         sys.path.insert(0, str(BENCHMARKS))
     return importlib.import_module(name)
+
+
+def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """A script run as a user runs it (its own parser, its own process)."""
+    return subprocess.run([sys.executable, str(BENCHMARKS / f"{name}.py"), *args], capture_output=True, text=True,
+                          timeout=60, check=False)
 
 
 def ttv_args(**over: Any) -> argparse.Namespace:
@@ -183,10 +190,7 @@ def test_an_unpaired_reference_is_scaled_to_the_experiments_measured() -> None:
 def test_every_script_has_a_quick_mode_its_help_explains(name: str) -> None:
     """What CI and a reviewer can afford to run: every measuring script has --quick, and
     its --help (the script's own parser, run as a user would) says so."""
-    import subprocess
-
-    done = subprocess.run([sys.executable, str(BENCHMARKS / f"{name}.py"), "--help"], capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = run_script(name, "--help")
     assert done.returncode == 0, done.stderr
     assert "--quick" in done.stdout
 
@@ -198,8 +202,5 @@ def test_every_script_has_a_quick_mode_its_help_explains(name: str) -> None:
 def test_the_prediction_alone_is_asked_for_consistently(given: list[str], said: str) -> None:
     """--no-reference measures the prediction's saving against bench's default: without
     --predict it would measure nothing, and beside --reference-seconds it contradicts it."""
-    import subprocess
-
-    done = subprocess.run([sys.executable, str(BENCHMARKS / "time_to_verdict.py"), *given], capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = run_script("time_to_verdict", *given)
     assert done.returncode == 2 and said in done.stderr, done.stderr
