@@ -240,19 +240,35 @@ def decided(
     slos: Sequence[Any], registry: Any, series: dict[str, Series], execution: Any, spec: Any, elapsed: float,
     dense: Mapping[str, Series] | None = None,
 ) -> bool:
-    """True once the experiment's verdict no longer depends on the rest of this repetition.
+    """True once the experiment's verdict no longer depends on the rest of this repetition
+    (:func:`early_state`)."""
+    return early_state(slos, registry, series, execution, spec, elapsed, dense)[0]
 
-    That is when every SLO is decided, either way; or, with a single repetition, when
+
+def early_state(
+    slos: Sequence[Any], registry: Any, series: dict[str, Series], execution: Any, spec: Any, elapsed: float,
+    dense: Mapping[str, Series] | None = None,
+) -> tuple[bool, list[EarlyDecision]]:
+    """Whether the rest of this repetition can still change the experiment's verdict, and
+    every SLO's decision, so that the progress line and the result files can say why a
+    repetition ended early or why it ran on.
+
+    It is over when every SLO is decided, either way; or, with a single repetition, when
     one SLO is decided "fail": the experiment fails whatever the others say. That lets
     use cases with an SLO that cannot stop early still end under-provisioned
     experiments early. With several repetitions one
     repetition's fail is not final (the lag trend is the median over repetitions)."""
     if not slos:
-        return False
+        return False, []
     decisions = decide(slos, registry, series, execution, spec, elapsed, dense)
     if all(d.passed is not None for d in decisions):
-        return True
-    return int(execution.repetitions) == 1 and any(d.passed is False for d in decisions)
+        return True, decisions
+    return int(execution.repetitions) == 1 and any(d.passed is False for d in decisions), decisions
+
+
+def described(decisions: Sequence[EarlyDecision]) -> list[str]:
+    """Each decision as "SLO: reason", the words the progress line and the result files use."""
+    return [f"{d.slo}: {d.reason}" if d.slo else d.reason for d in decisions]
 
 
 #: slope of the stand-in repetitions that bound what a repetition not yet run could show

@@ -108,6 +108,8 @@ class Repetition:
     series: dict[str, Series]
     generators: list[dict[str, Any]]
     early_stopped: bool = False
+    #: why it ended early, or what was undecided when it ran its full duration
+    early_decisions: list[str] = field(default_factory=list)
 
 
 class ResultStore:
@@ -248,7 +250,7 @@ class ResultStore:
                 self.write_series(load, resources, slo_name, repetition, series)
                 written.append(slo_name)
         doc = {"repetition": repetition, "generators": rep.generators, "early_stopped": rep.early_stopped,
-               "series": written}
+               "early_decisions": rep.early_decisions, "series": written}
         atomic_write(self.repetition_path(load, resources, repetition),
                      json.dumps(doc, indent=2, default=_json_default))
 
@@ -271,7 +273,8 @@ class ResultStore:
                     raise UserError(f"--resume: {sli_file} is missing ({path.name} lists it)") from None
                 except (OSError, ValueError, IndexError) as exc:
                     raise UserError(f"--resume: {sli_file} is corrupt or partial ({_reason(exc)})") from None
-            found.append(Repetition(series, generators, bool(doc.get("early_stopped"))))
+            found.append(Repetition(series, generators, bool(doc.get("early_stopped")),
+                                    [str(x) for x in doc.get("early_decisions") or []]))
         return found
 
     def add_experiment(self, record: ExperimentRecord) -> None:

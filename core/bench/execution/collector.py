@@ -13,7 +13,8 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from bench.api import ExperimentSpec, Platform, Series
+from bench.api import EarlyDecision, ExperimentSpec, Platform, Series
+from bench.early_stop import described
 from bench.execution.config import ProgressFn
 from bench.execution.evaluator import SloEvaluator
 from bench.model import ExecutionParams
@@ -25,6 +26,9 @@ class Samples:
 
     series: dict[str, Series] = field(default_factory=dict)
     early: bool = False
+    #: with early stopping on, why the repetition ended early, or what was still
+    #: undecided when it ran its full duration ("SLO: reason", ``early_stop.described``)
+    early_decisions: list[str] = field(default_factory=list)
 
     def add(self, values: dict[str, float], timestamp: float, labels: str) -> None:
         for name, value in values.items():
@@ -68,6 +72,7 @@ class SliCollector:
         started = self.clock()
         next_tick = started
         tick = 0
+        open_decisions: list[EarlyDecision] = []  # the SLOs the last early check left undecided
         while True:
             sample = await self.platform.sample(spec)
             elapsed = self.clock() - started
@@ -83,13 +88,21 @@ class SliCollector:
                 True,
             )
             if elapsed >= ex.duration:
+                if open_decisions:
+                    samples.early_decisions = described(open_decisions)
+                    self.progress(f"{label}: ran its full {ex.duration:g} s, undecided early: "
+                                  + "; ".join(samples.early_decisions), False)
                 return samples
-            if ex.earlyStop and self.evaluator.decided_early(samples.series, spec, elapsed,
-                                                             dense.series if per_record > 1 else None, deciding):
-                self.progress(f"{label}: {', '.join(self.evaluator.early_deciders(deciding))} decided early at "
-                              f"{elapsed:.0f} s", False)
-                samples.early = True
-                return samples
+            if ex.earlyStop:
+                over, decisions = self.evaluator.early_state(samples.series, spec, elapsed,
+                                                             dense.series if per_record > 1 else None, deciding)
+                if over:
+                    samples.early_decisions = described([d for d in decisions if d.passed is not None])
+                    self.progress(f"{label}: {', '.join(self.evaluator.early_deciders(deciding))} decided early at "
+                                  f"{elapsed:.0f} s (" + "; ".join(samples.early_decisions) + ")", False)
+                    samples.early = True
+                    return samples
+                open_decisions = [d for d in decisions if d.passed is None]
             tick += 1
             next_tick += step
             await self.sleep(max(0.0, min(next_tick - self.clock(), ex.duration - elapsed)))

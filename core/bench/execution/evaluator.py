@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bench.api import ExperimentSpec, Series, SloContext, SloVerdict
-from bench.early_stop import decided, settlement
+from bench.api import EarlyDecision, ExperimentSpec, Series, SloContext, SloVerdict
+from bench.early_stop import early_state, settlement
 from bench.model import ExecutionParams, SloDef
 from bench.numbers import readable
 from bench.plugins import Registry
@@ -51,13 +51,14 @@ class SloEvaluator:
             verdicts[slo.name] = verdict
         return verdicts
 
-    def decided_early(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float,
-                      dense: Mapping[str, Series] | None = None, only: Sequence[str] | None = None) -> bool:
-        """Whether the rest of this repetition can no longer change the experiment's verdict
-        (``dense``: the SLIs sampled between the recorded samples, see ``decide``; ``only``:
-        the SLOs the earlier repetitions left open, the others being settled whatever
-        this one shows)."""
-        return decided(self._only(only), self.registry, series, self.settings, spec, elapsed, dense)
+    def early_state(self, series: dict[str, Series], spec: ExperimentSpec, elapsed: float,
+                    dense: Mapping[str, Series] | None = None,
+                    only: Sequence[str] | None = None) -> tuple[bool, list[EarlyDecision]]:
+        """Whether the rest of this repetition can no longer change the experiment's verdict,
+        and each SLO's decision so far (``dense``: the SLIs sampled between the recorded
+        samples, see ``decide``; ``only``: the SLOs the earlier repetitions left open, the
+        others being settled whatever this one shows)."""
+        return early_state(self._only(only), self.registry, series, self.settings, spec, elapsed, dense)
 
     def _only(self, names: Sequence[str] | None) -> list[SloDef]:
         return self.slos if names is None else [slo for slo in self.slos if slo.name in names]

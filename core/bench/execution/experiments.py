@@ -227,7 +227,7 @@ class ExperimentRunner:
                 ]
                 shortfall = _shortfall(reports)
                 if shortfall is None:
-                    done = Repetition(samples.series, generators, samples.early)
+                    done = Repetition(samples.series, generators, samples.early, samples.early_decisions)
                     write_info(self.store, load, resources, rep, samples.series)
                     self.store.write_repetition(load, resources, rep, done, slis)
                     return done
