@@ -41,6 +41,23 @@ def drain_times(t: np.ndarray, v: np.ndarray) -> np.ndarray:
     return t[1:][steps < -DRAIN_SHARE * float(np.median(rises))]
 
 
+def commit_times(t: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The times at which the lag rose by less than half its median rise between two
+    samples: a micro-batch committed there, also one smaller than what arrives between
+    two samples (a SUT far behind commits less than that, and its lag never falls).
+
+    Only for a lag that rises at the whole input rate between commits
+    (:func:`rises_between_commits`), as the prediction's probe uses it: on a lag consumed
+    continuously, whose rises vary, this would count noise."""
+    if t.size < 2:
+        return np.empty(0)
+    steps = np.diff(v)
+    rises = steps[steps > 0]
+    if rises.size == 0:
+        return t[1:][steps < 0]
+    return t[1:][steps < 0.5 * float(np.median(rises))]
+
+
 def too_few_batches(series: Series, ctx: SloContext) -> bool:
     """The lag after the warm-up rose at nearly the whole input rate between its falls,
     and fell fewer than :data:`MIN_DRAINS` times: a micro-batch SUT whose batches are
@@ -54,6 +71,16 @@ def too_few_batches(series: Series, ctx: SloContext) -> bool:
     ends in one drain has a slope the rule is just as sure of, and the next batch, which
     reads all that piled up, decides whether the SUT is behind.
     """
+    if not rises_between_commits(series, ctx):
+        return False
+    t, v = slo_math.after_warmup(series, ctx.warmup)
+    return int(drain_times(t, v).size) < MIN_DRAINS
+
+
+def rises_between_commits(series: Series, ctx: SloContext) -> bool:
+    """Whether the lag after the warm-up rose at nearly the whole input rate
+    (``ctx.load_rate``) between its falls: a micro-batch SUT's, which consumes nothing
+    between commits (also the prediction's probe asks this)."""
     if not ctx.load_rate:
         return False
     t, v = slo_math.after_warmup(series, ctx.warmup)
@@ -61,9 +88,7 @@ def too_few_batches(series: Series, ctx: SloContext) -> bool:
         return False
     steps, dt = np.diff(v), np.diff(t)
     rising = (steps > 0) & (dt > 0)
-    if not rising.any() or float(np.median(steps[rising] / dt[rising])) < NOTHING_CONSUMED * ctx.load_rate:
-        return False
-    return int(drain_times(t, v).size) < MIN_DRAINS
+    return bool(rising.any()) and float(np.median(steps[rising] / dt[rising])) >= NOTHING_CONSUMED * ctx.load_rate
 
 
 def lag_cycle(t: np.ndarray, v: np.ndarray, period: float) -> float:

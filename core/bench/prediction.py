@@ -16,6 +16,18 @@ probe, the prediction and whether each was right are written to
 A probe that is not saturated (the lag does not grow: the instances keep up with the
 heaviest load) gives a lower bound of the per-instance rate: demands predicted from
 it are upper estimates, which the downward walk of the search corrects.
+
+A micro-batch SUT's lag is a saw-tooth: it rises at the whole input rate while a batch
+runs and falls when the batch commits (:mod:`bench.lag_batches`). A probe window
+shorter than one batch sees a rise or a fall, not the growth: UC2 at 100,000
+records/s on one quarter-core instance fell behind by about 37,000 records/s over
+220 s, and its 30 s of probe after the warm-up, a fall among them, read as "not
+saturated, 100,246 records/s per instance" and predicted one instance where two were
+needed (2026-12-01, commit 97de7ea). So on such a lag the probe goes on until it has
+seen :data:`bench.lag_batches.MIN_DRAINS` commits after its warm-up (at most an
+experiment's duration) and measures the growth from the first commit to the last,
+whole batches only; a probe that sees fewer is inconclusive and predicts nothing
+(:class:`ProbeInconclusive`), rather than a figure that is silently wrong.
 """
 
 from __future__ import annotations
@@ -28,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import slo_math
-from bench.api import Series
+from bench.api import Series, SloContext
+from bench.lag_batches import MIN_DRAINS, commit_times, rises_between_commits
 
 #: a lag growing slower than this share of the input rate: the probe did not saturate the SUT
 SATURATION_SHARE = 0.02
@@ -59,6 +72,13 @@ class Probe:
     #: the warm-up), which the lag's growth is measured against; the load's rate where the
     #: platform does not count them
     input_rate: float | None = None
+    #: on a micro-batch lag, the commits seen after the warm-up, whose first and last
+    #: bound the span the growth was measured over; None: a lag consumed continuously
+    batch_ends: int | None = None
+
+
+class ProbeInconclusive(ValueError):
+    """The probe saw too few of a micro-batch SUT's commits to tell its rate."""
 
 
 @dataclass
@@ -108,20 +128,60 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
     The input rate is what the generators wrote (``generated``, their cumulative count),
     not what the load asks for: a generator that fell behind on a loaded machine would
     otherwise have its shortfall counted as processed, and every demand predicted too low.
+    On a micro-batch lag the growth is measured between the first and the last commit
+    after the warm-up (whole batches), and fewer than :data:`MIN_DRAINS` commits raise
+    :class:`ProbeInconclusive` (see the module's docstring).
     """
     t, v = slo_math.after_warmup(lag, warmup)
     slope, _ = slo_math.slope(t, v)  # raises InsufficientData for fewer than two samples
-    written: float | None = None
-    if generated is not None:
-        gt, gv = slo_math.after_warmup(generated, warmup)
-        if gt.size >= slo_math.MIN_SAMPLES and float(gt[-1] - gt[0]) > 0:
-            written = max(slo_math.slope(gt, gv)[0], 0.0)
+    written = written_rate(generated, warmup)
     source = rate if written is None else written
+    ends: int | None = None
+    if micro_batch(lag, warmup, source):
+        commits = commit_times(t, v)
+        ends = int(commits.size)
+        if ends < MIN_DRAINS:
+            raise ProbeInconclusive(
+                f"its lag rose at the whole input rate ({source:,.0f} records/s) between commits and fell "
+                f"{ends} time(s) in {float(t[-1] - t[0]):.0f} s after the warm-up: a micro-batch longer than "
+                f"the probe, whose rate {MIN_DRAINS} commits are needed to tell")
+        first, last = float(commits[0]), float(commits[-1])
+        slope = (float(v[t == last][0]) - float(v[t == first][0])) / (last - first)
     processed = max(source - max(slope, 0.0), 0.0)
     per_instance = processed / max(float(resources), 1e-9)
     return Probe(load=float(load), resources=float(resources), load_rate=float(rate), lag_slope=float(slope),
                  per_instance_rate=per_instance, saturated=slope > SATURATION_SHARE * source,
-                 seconds=float(t[-1] - t[0]) if t.size else 0.0, input_rate=written)
+                 seconds=float(t[-1] - t[0]) if t.size else 0.0, input_rate=written, batch_ends=ends)
+
+
+def micro_batch(lag: Series, warmup: float, rate: float) -> bool:
+    """Whether the lag after the warm-up rises at nearly the whole input rate between its
+    falls, as a micro-batch SUT's does."""
+    return rises_between_commits(lag, SloContext(load=0.0, resources=0.0, warmup=warmup, properties={},
+                                                 load_rate=rate))
+
+
+def written_rate(generated: Series | None, warmup: float) -> float | None:
+    """The records/s the generators wrote after the warm-up (the slope of their count), or
+    None without enough of their samples."""
+    if generated is None:
+        return None
+    gt, gv = slo_math.after_warmup(generated, warmup)
+    if gt.size < slo_math.MIN_SAMPLES or float(gt[-1] - gt[0]) <= 0:
+        return None
+    return max(slo_math.slope(gt, gv)[0], 0.0)
+
+
+def probe_complete(series: Mapping[str, Series], warmup: float, rate: float) -> bool:
+    """Whether the probe has what :func:`measure` needs: a lag consumed continuously needs
+    nothing more than the probe's length; a micro-batch lag needs :data:`MIN_DRAINS`
+    commits after the warm-up."""
+    lag = series.get("lag")
+    if lag is None:
+        return True
+    written = written_rate(series.get("generated-records"), warmup)
+    t, v = slo_math.after_warmup(lag, warmup)
+    return not micro_batch(lag, warmup, rate if written is None else written) or commit_times(t, v).size >= MIN_DRAINS
 
 
 def generator_behind(probe: Probe) -> bool:

@@ -73,17 +73,18 @@ async def test_the_probe_predicts_the_demand_and_the_search_confirms_it_in_fewer
 
 
 async def test_a_wrong_prediction_costs_experiments_not_a_wrong_table(registry: Registry, tmp_path: Path) -> None:
-    """Verdicts that contradict the probe: the probe saturates hard (no instance keeps up),
-    so every demand is predicted beyond the resources; the walk down measures the truth."""
+    """Verdicts that contradict the probe: the probe saturates hard (one instance processes
+    1,500 of 6,500 records/s), so 4,500 is predicted on 3 and 6,500 beyond the resources;
+    the walk down measures the truth."""
     outcomes = {(6500.0, 1.0): "failed", (4500.0, 2.0): "passed", (4500.0, 3.0): "passed",
                 (6500.0, 3.0): "passed"}
     cfg = config(tmp_path, True, resources=[1.0, 2.0, 3.0])
     clock = SimClock()
-    platform = verdict_runs.VerdictPlatform(outcomes)
+    platform = verdict_runs.VerdictPlatform(outcomes, growth=5_000.0)
     outcome = await Engine(registry, cfg, platform, clock=clock, sleep=clock.sleep).run()
     assert outcome.table == {4500.0: 2.0, 6500.0: 3.0}
     assert outcome.prediction is not None
-    assert outcome.prediction.predicted == {4500.0: None, 6500.0: None}
+    assert outcome.prediction.predicted == {4500.0: 3.0, 6500.0: None}
     assert outcome.prediction.hits == {4500.0: False, 6500.0: False}
     assert "6,500: none (wrong); right 0 of 2" in build_report([open_run(tmp_path)])
 
@@ -145,7 +146,7 @@ async def test_an_entry_the_lower_bound_skipped_is_not_counted_as_right(registry
     outcomes = {(4500.0, 1.0): "failed", (4500.0, 2.0): "failed", (6500.0, 1.0): "failed"}
     cfg = config(tmp_path, True, resources=[1.0, 2.0])
     clock = SimClock()
-    outcome = await Engine(registry, cfg, verdict_runs.VerdictPlatform(outcomes), clock=clock,
+    outcome = await Engine(registry, cfg, verdict_runs.VerdictPlatform(outcomes, growth=5_000.0), clock=clock,
                            sleep=clock.sleep).run()
     assert outcome.table == {4500.0: None, 6500.0: None}
     assert outcome.prediction is not None

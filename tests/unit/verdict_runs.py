@@ -34,9 +34,11 @@ def registry() -> Registry:
 
 
 class VerdictPlatform(FakePlatform):
-    def __init__(self, outcomes: Mapping[tuple[float, float], str]) -> None:
+    def __init__(self, outcomes: Mapping[tuple[float, float], str], growth: float = 10_000.0) -> None:
+        """``growth``: the records/s a failing experiment's lag grows by."""
         super().__init__()
         self.outcomes = dict(outcomes)
+        self.growth = growth
         self.starts: dict[tuple[float, float], int] = {}
 
     async def start_sut(self, spec: ExperimentSpec) -> None:
@@ -51,7 +53,7 @@ class VerdictPlatform(FakePlatform):
             raise RuntimeError("SUT died")
         self.clock += self.interval
         self.samples_in_rep += 1
-        growth = 10_000.0 if outcome == "failed" else 0.0
+        growth = self.growth if outcome == "failed" else 0.0
         self.lag = self.lag + growth * self.interval
         return Sample(self.clock, {"lag": self.lag + (self.samples_in_rep % 2) * 10.0})
 

@@ -19,6 +19,9 @@ from bench.execution.config import ProgressFn
 from bench.execution.evaluator import SloEvaluator
 from bench.model import ExecutionParams
 
+#: (the series so far, seconds since the start) -> whether the samples suffice
+Until = Callable[[dict[str, Series], float], bool]
+
 
 @dataclass
 class Samples:
@@ -57,8 +60,10 @@ class SliCollector:
         #: the time left for the whole run, given the seconds spent in this repetition
         self.eta = eta
 
-    async def collect(self, spec: ExperimentSpec, label: str, deciding: Sequence[str] | None = None) -> Samples:
-        """Sample the running SUT and generators until the repetition is over.
+    async def collect(self, spec: ExperimentSpec, label: str, deciding: Sequence[str] | None = None,
+                      until: Until | None = None) -> Samples:
+        """Sample the running SUT and generators until the repetition is over, or until
+        ``until(series, elapsed)`` says the samples suffice (the prediction's probe).
 
         With early stopping and ``earlySampleInterval`` shorter than ``sampleInterval``,
         the loop ticks ``k`` times per recorded sample; every tick feeds the early
@@ -87,6 +92,8 @@ class SliCollector:
                 + f"  ({self.eta(elapsed)} left at most)",
                 True,
             )
+            if until is not None and until(samples.series, elapsed):
+                return samples
             if elapsed >= ex.duration:
                 if open_decisions:
                     samples.early_decisions = described(open_decisions)

@@ -29,7 +29,7 @@ from bench.analysis import confidence
 from bench.api import ExperimentSpec, GeneratorReport, Manifest, Platform, Series, SloVerdict
 from bench.environment import EnvironmentRecord
 from bench.errors import OptionError
-from bench.execution.collector import Samples, SliCollector
+from bench.execution.collector import Samples, SliCollector, Until
 from bench.execution.config import ProgressFn, RunConfig
 from bench.execution.deployment import (
     build_objects,
@@ -43,6 +43,7 @@ from bench.info import summarise, write_info
 from bench.model import ConfigError
 from bench.patching import load_rate
 from bench.plugins import Registry
+from bench.prediction import probe_complete
 from bench.results import ExperimentRecord, Repetition, ResultStore, fmt_value
 
 log = structlog.get_logger("bench.engine")
@@ -260,21 +261,34 @@ class ExperimentRunner:
 
     async def probe(self, load: float, resources: float, seconds: float) -> tuple[Samples, float]:
         """One short measurement outside the search (``bench.prediction``): no verdict, no
-        result files, no retries; its samples and the load's records/s."""
+        result files, no retries; its samples and the load's records/s.
+
+        It lasts ``seconds``, or longer, up to an experiment's duration, while a
+        micro-batch lag has not yet committed often enough after the warm-up to be
+        measured (``prediction.probe_complete``)."""
         objects = build_objects(self.registry, self.cfg.benchmark, self.cfg.execution, self.cfg.params, load,
                                 resources)
         params = merged_params(self.cfg.use_case, self.cfg.benchmark, self.cfg.execution, objects, self.cfg.params)
-        short = self.settings.model_copy(update={"duration": seconds, "earlyStop": False})
+        rate, warmup = load_rate(objects, load), float(self.settings.warmup)
+        longest = max(float(seconds), float(self.settings.duration))
+        short = self.settings.model_copy(update={"duration": longest, "earlyStop": False})
         collector = SliCollector(self.platform, self.evaluator, short, self.progress, self.collector.clock,
                                  self.sleep, lambda elapsed: "probe")
         label = f"probe load={fmt_value(load)} resources={fmt_value(resources)}"
-        samples, _ = await self._attempt(self._spec(objects, params, load, resources), label, collector)
-        return samples, load_rate(objects, load)
+
+        def enough(series: dict[str, Series], elapsed: float) -> bool:
+            return elapsed >= seconds and probe_complete(series, warmup, rate)
+
+        spec = self._spec(objects, params, load, resources)
+        samples, _ = await self._attempt(spec, label, collector, until=enough)
+        return samples, rate
 
     async def _attempt(self, spec: ExperimentSpec, label: str, collector: SliCollector | None = None,
-                       deciding: list[str] | None = None) -> tuple[Samples, list[GeneratorReport]]:
+                       deciding: list[str] | None = None, until: Until | None = None
+                       ) -> tuple[Samples, list[GeneratorReport]]:
         """One attempt at a repetition: deploy, sample, tear down (also when it fails);
-        ``deciding``: the SLOs whose early decisions can end it (None: all)."""
+        ``deciding``: the SLOs whose early decisions can end it (None: all); ``until``:
+        for the probe, when its samples suffice."""
         ex = self.settings
         if self.torn_down and ex.afterTeardownDelay:
             # between one attempt's teardown and the next one's start, not after the
@@ -288,7 +302,7 @@ class ExperimentRunner:
             if ex.loadGenerationDelay:
                 await self.sleep(ex.loadGenerationDelay)
             await self.platform.start_generators(spec)
-            samples = await (collector or self.collector).collect(spec, label, deciding)
+            samples = await (collector or self.collector).collect(spec, label, deciding, until)
             reports = list(await self.platform.stop_generators(spec))
         finally:
             try:

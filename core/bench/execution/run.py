@@ -31,6 +31,7 @@ from bench.prediction import FILE as PREDICTION_FILE
 from bench.prediction import (
     Prediction,
     Probe,
+    ProbeInconclusive,
     generator_behind,
     guesses,
     measure,
@@ -172,6 +173,10 @@ class Engine:
                                 samples.series.get("generated-records"))
             except NOT_FAULTS:
                 raise
+            except ProbeInconclusive as exc:
+                self.progress(f"prediction skipped: the probe was inconclusive: {exc}; the search walks as its "
+                              "strategy says", False)
+                return None
             except Exception as exc:  # noqa: BLE001 - a failed probe only loses the shortcut
                 self.progress(f"prediction skipped: the probe gave no usable lag ({type(exc).__name__}: {exc})",
                               False)
@@ -179,7 +184,9 @@ class Engine:
         predicted = self._predicted(problem, probe)
         behind = (f" (its generators wrote {probe.input_rate:,.0f} of {probe.load_rate:,.0f} records/s)"
                   if generator_behind(probe) else "")
-        self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance"
+        batches = (f" (the lag's growth from the first to the last of {probe.batch_ends} micro-batch commits)"
+                   if probe.batch_ends else "")
+        self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance{batches}"
                       f"{'' if probe.saturated else ' (not saturated: a lower bound)'}{behind}; predicted "
                       f"{problem.metric} {predicted}", False)
         made = Prediction(problem.metric, probe, predicted)
