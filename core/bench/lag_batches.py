@@ -46,6 +46,10 @@ def commit_times(t: np.ndarray, v: np.ndarray) -> np.ndarray:
     samples: a micro-batch committed there, also one smaller than what arrives between
     two samples (a SUT far behind commits less than that, and its lag never falls).
 
+    Consecutive such samples are one commit, at the last of them (its trough): a commit
+    read half before and half after one sample would otherwise be two, five seconds
+    apart, and the growth between them noise.
+
     Only for a lag that rises at the whole input rate between commits
     (:func:`rises_between_commits`), as the prediction's probe uses it: on a lag consumed
     continuously, whose rises vary, this would count noise."""
@@ -53,9 +57,9 @@ def commit_times(t: np.ndarray, v: np.ndarray) -> np.ndarray:
         return np.empty(0)
     steps = np.diff(v)
     rises = steps[steps > 0]
-    if rises.size == 0:
-        return t[1:][steps < 0]
-    return t[1:][steps < 0.5 * float(np.median(rises))]
+    low = steps < 0 if rises.size == 0 else steps < 0.5 * float(np.median(rises))
+    last_of_run = low & ~np.append(low[1:], False)
+    return t[1:][last_of_run]
 
 
 def too_few_batches(series: Series, ctx: SloContext) -> bool:

@@ -20,11 +20,11 @@ it are upper estimates, which the downward walk of the search corrects.
 A micro-batch SUT's lag is a saw-tooth: it rises at the whole input rate while a batch
 runs and falls when the batch commits (:mod:`bench.lag_batches`). A probe window
 shorter than one batch sees a rise or a fall, not the growth: UC2 at 100,000
-records/s on one quarter-core instance fell behind by about 37,000 records/s over
-220 s, and its 30 s of probe after the warm-up, a fall among them, read as "not
-saturated, 100,246 records/s per instance" and predicted one instance where two were
-needed (2026-12-01, commit 97de7ea). So on such a lag the probe goes on until it has
-seen :data:`bench.lag_batches.MIN_DRAINS` commits after its warm-up (at most an
+records/s on one quarter-core instance fell behind (lag trends of 25,390 and 54,389
+records/s against a threshold of 1,000), yet its 30 s of probe after the warm-up, a fall
+among them, read as "not saturated, 100,246 records/s per instance" and predicted one
+instance where two were needed (2026-12-01, code of commit 956d2fc). So on such a lag
+the probe goes on until it has seen :data:`bench.lag_batches.MIN_DRAINS` commits after its warm-up (at most an
 experiment's duration) and measures the growth from the first commit to the last,
 whole batches only; a probe that sees fewer is inconclusive and predicts nothing
 (:class:`ProbeInconclusive`), rather than a figure that is silently wrong.

@@ -100,6 +100,9 @@ def test_reproducibility_checks_the_differences_against_the_flags() -> None:
     cautious = [*flagged[:2], repro.Run({1.0: 1.0, 2.0: 3.0}, {1.0, 2.0}, 1.0, "", "")]
     rate, differing, exact, flags = repro.agreement(cautious)
     assert (rate, differing, exact) == (0.5, [2.0], False) and repro.never_flagged(differing, flags) == []
+    # a flagged entry that agreed is caution; "NO" is for a difference no run flagged
+    assert repro.flags_cell(exact, repro.never_flagged(differing, flags)) == "no: flagged, agreed"
+    assert repro.flags_cell(False, [2.0]) == "NO" and repro.flags_cell(True, []) == "yes"
 
 
 def test_the_bare_sut_switch_and_the_observer_scripts_window(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,7 @@
 """The prediction's probe on a micro-batch SUT's saw-tooth lag (bench.prediction).
 
-UC2 at 100,000 records/s on one quarter-core instance fell behind by about 37,000
-records/s, yet its 30 s of probe after the warm-up held a commit and read as "not
+UC2 at 100,000 records/s on one quarter-core instance fell behind (lag trends of 25,390
+and 54,389 records/s), yet its 30 s of probe after the warm-up held a commit and read as "not
 saturated, 100,246 records/s per instance" (2026-12-01). The probe must see whole
 batches, or say it cannot."""
 
@@ -100,3 +100,15 @@ async def test_the_probe_runs_on_until_it_has_seen_whole_batches(tmp_path: Path)
     assert probe.per_instance_rate == pytest.approx(CAPACITY, rel=0.05)
     assert outcome.prediction.predicted == {4500.0: 5.0, 6500.0: 7.0}
     assert any("micro-batch commits" in line for line in lines if line.startswith("probe:"))
+
+
+def test_a_commit_read_across_two_samples_is_one_commit() -> None:
+    """The lag falls over two consecutive samples for one commit: one trough, not two
+    five seconds apart whose difference would be taken for the growth."""
+    from bench.lag_batches import commit_times
+
+    t = np.arange(0.0, 100.0, 5.0)
+    v = 100_000.0 * t
+    v[8:] -= 300_000.0  # half of the commit read at 40 s
+    v[9:] -= 3_000_000.0  # the rest at 45 s
+    assert list(commit_times(t, v)) == [45.0]
