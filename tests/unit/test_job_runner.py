@@ -187,6 +187,24 @@ def test_a_script_that_fails_before_any_query_is_a_job_error(
     assert info.value.before_input and events == []
 
 
+def test_a_script_that_raises_while_its_queries_are_listed_is_reported_as_failed(
+    fake_spark: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The script raises after the loop last asked for its error and before it sees the
+    thread ended: its error, not "ended without starting a streaming query", is the
+    answer (the order CI's own-job test once met, 2026-12-01)."""
+    monkeypatch.setattr(job_runner, "POLL_S", 0.01)
+    supervisor, _ = _supervise(fake_spark, tmp_path, "import time\ntime.sleep(0.2)\nraise RuntimeError('late')\n")
+
+    def active_after_the_script_ended() -> list[Any]:
+        supervisor.thread.join(5)
+        return []
+
+    monkeypatch.setattr(supervisor, "_active", active_after_the_script_ended)
+    with pytest.raises(JobScriptError, match=r"the script failed: RuntimeError: late"):
+        supervisor.run()
+
+
 def test_a_running_job_reports_started_and_stops_on_request(fake_spark: Any, tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(job_runner, "POLL_S", 0.01)
     stop = threading.Event()

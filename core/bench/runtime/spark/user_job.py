@@ -289,6 +289,9 @@ class JobSupervisor:
             if active:
                 break
             if not self.thread.is_alive():
+                # it may have raised between the check above and now: its error is set
+                # before it ends, and is the better answer (seen once in CI's own-job test)
+                self._script_failed()
                 raise JobScriptError("the script ended without starting a streaming query "
                                      "(spark.readStream ... writeStream ... start())")
             if time.monotonic() - started > self.start_timeout_s:
