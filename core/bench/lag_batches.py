@@ -75,24 +75,24 @@ def too_few_batches(series: Series, ctx: SloContext) -> bool:
     ends in one drain has a slope the rule is just as sure of, and the next batch, which
     reads all that piled up, decides whether the SUT is behind.
     """
-    if not rises_between_commits(series, ctx):
+    if not rises_between_commits(series, ctx.warmup, ctx.load_rate):
         return False
     t, v = slo_math.after_warmup(series, ctx.warmup)
     return int(drain_times(t, v).size) < MIN_DRAINS
 
 
-def rises_between_commits(series: Series, ctx: SloContext) -> bool:
-    """Whether the lag after the warm-up rose at nearly the whole input rate
-    (``ctx.load_rate``) between its falls: a micro-batch SUT's, which consumes nothing
-    between commits (also the prediction's probe asks this)."""
-    if not ctx.load_rate:
+def rises_between_commits(series: Series, warmup: float, rate: float | None) -> bool:
+    """Whether the lag after the warm-up rose at nearly the whole input rate (``rate``,
+    records/s) between its falls: a micro-batch SUT's, which consumes nothing between
+    commits (also the prediction's probe asks this)."""
+    if not rate:
         return False
-    t, v = slo_math.after_warmup(series, ctx.warmup)
+    t, v = slo_math.after_warmup(series, warmup)
     if t.size < 2 or t[-1] <= t[0]:
         return False
     steps, dt = np.diff(v), np.diff(t)
     rising = (steps > 0) & (dt > 0)
-    return bool(rising.any()) and float(np.median(steps[rising] / dt[rising])) >= NOTHING_CONSUMED * ctx.load_rate
+    return bool(rising.any()) and float(np.median(steps[rising] / dt[rising])) >= NOTHING_CONSUMED * rate
 
 
 def lag_cycle(t: np.ndarray, v: np.ndarray, period: float) -> float:

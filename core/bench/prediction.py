@@ -39,8 +39,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bench import slo_math
-from bench.api import Series, SloContext
+from bench.api import Series
 from bench.lag_batches import MIN_DRAINS, commit_times, rises_between_commits
 
 #: a lag growing slower than this share of the input rate: the probe did not saturate the SUT
@@ -137,8 +139,8 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
     written = written_rate(generated, warmup)
     source = rate if written is None else written
     ends: int | None = None
-    if micro_batch(lag, warmup, source):
-        commits = commit_times(t, v)
+    commits = batch_commits(lag, warmup, source)
+    if commits is not None:
         ends = int(commits.size)
         if ends < MIN_DRAINS:
             raise ProbeInconclusive(
@@ -154,11 +156,12 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
                  seconds=float(t[-1] - t[0]) if t.size else 0.0, input_rate=written, batch_ends=ends)
 
 
-def micro_batch(lag: Series, warmup: float, rate: float) -> bool:
-    """Whether the lag after the warm-up rises at nearly the whole input rate between its
-    falls, as a micro-batch SUT's does."""
-    return rises_between_commits(lag, SloContext(load=0.0, resources=0.0, warmup=warmup, properties={},
-                                                 load_rate=rate))
+def batch_commits(lag: Series, warmup: float, rate: float) -> np.ndarray | None:
+    """The commit times after the warm-up of a micro-batch lag (one that rises at nearly
+    the whole input rate between its falls); None for a lag consumed continuously."""
+    if not rises_between_commits(lag, warmup, rate):
+        return None
+    return commit_times(*slo_math.after_warmup(lag, warmup))
 
 
 def written_rate(generated: Series | None, warmup: float) -> float | None:
@@ -180,8 +183,8 @@ def probe_complete(series: Mapping[str, Series], warmup: float, rate: float) -> 
     if lag is None:
         return True
     written = written_rate(series.get("generated-records"), warmup)
-    t, v = slo_math.after_warmup(lag, warmup)
-    return not micro_batch(lag, warmup, rate if written is None else written) or commit_times(t, v).size >= MIN_DRAINS
+    commits = batch_commits(lag, warmup, rate if written is None else written)
+    return commits is None or commits.size >= MIN_DRAINS
 
 
 def generator_behind(probe: Probe) -> bool:
