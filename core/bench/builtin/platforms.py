@@ -99,7 +99,7 @@ SUT_PROCESS_SLIS = frozenset({"sut-cpu", "sut-rss"})
 #: every SLI the local platforms sample: lag, the generators' and the Spark driver's reports
 LOCAL_SLIS = frozenset({
     "lag", "generated-records", "generator-rate", "dropped-records", "malformed-records", "input-rate",
-    "batch-duration", "spark-processed-rate", "spark-input-rows",
+    "batch-duration", "spark-processed-rate", "spark-input-rows", "spark-batch-end",
 }) | INFO_SLIS | SUT_PROCESS_SLIS
 LOCAL = PlatformCapabilities(slis=LOCAL_SLIS, ignored_patchers=KUBERNETES_ONLY_PATCHERS,
                              kafka_security=True, local_job=True)

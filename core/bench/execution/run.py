@@ -170,7 +170,8 @@ class Engine:
             try:
                 samples, rate = await self.experiments.probe(load, resources, seconds)
                 probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate,
-                                samples.series.get("generated-records"))
+                                samples.series.get("generated-records"), samples.series.get("spark-input-rows"),
+                                samples.series.get("spark-batch-end"))
             except NOT_FAULTS:
                 raise
             except ProbeInconclusive as exc:
@@ -184,8 +185,10 @@ class Engine:
         predicted = self._predicted(problem, probe)
         behind = (f" (its generators wrote {probe.input_rate:,.0f} of {probe.load_rate:,.0f} records/s)"
                   if generator_behind(probe) else "")
-        batches = (f" (the lag's growth from the first to the last of {probe.batch_ends} micro-batch commits)"
-                   if probe.batch_ends else "")
+        batches = ("" if not probe.batch_ends else
+                   f" (the rows its micro-batches read between the first and the last of {probe.batch_ends} batch "
+                   "ends)" if probe.source == "batches" else
+                   f" (the lag's growth from the first to the last of {probe.batch_ends} micro-batch commits)")
         self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance{batches}"
                       f"{'' if probe.saturated else ' (not saturated: a lower bound)'}{behind}; predicted "
                       f"{problem.metric} {predicted}", False)

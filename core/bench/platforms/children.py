@@ -182,6 +182,7 @@ def driver_slis(driver: Child, exp: str) -> dict[str, float]:
         "malformed-records": float(progress.get("malformed") or 0),
         "input-rate": float(progress.get("inputRowsPerSecond") or 0.0),
         "spark-input-rows": float(progress.get("inputRows") or 0.0),
+        "spark-batch-end": float(progress.get("batchEnd") or 0.0),
         "batch-duration": float(progress.get("batchDurationMs") or 0.0) / 1000.0,
         "spark-processed-rate": float(progress.get("processedRowsPerSecond") or 0.0),
     }

@@ -19,6 +19,7 @@ import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from bench.api import StreamingPlan, TopologyContext, UseCase
@@ -328,12 +329,25 @@ class ProgressTotals:
             "inputRowsPerSecond": _finite(progress.inputRowsPerSecond),
             "processedRowsPerSecond": _finite(progress.processedRowsPerSecond),
             "batchDurationMs": (progress.durationMs or {}).get("triggerExecution"),
+            # when the batch ended (epoch s): two of these bound a span exactly, where the
+            # samples that carry them are seconds apart (bench.batch_progress)
+            "batchEnd": batch_end(progress.timestamp, (progress.durationMs or {}).get("triggerExecution")),
             "droppedByWatermark": self.dropped_by_watermark,
             "malformed": self.malformed,
             "durationMs": dict(progress.durationMs or {}),
         }
         self.events.append(event)
         return event
+
+
+def batch_end(started: Any, duration_ms: Any) -> float:
+    """Epoch seconds at which a batch that started at ``started`` (Spark's ISO-8601
+    progress timestamp) and ran ``duration_ms`` ended; 0.0 when either is unreadable."""
+    try:
+        start = datetime.fromisoformat(str(started).replace("Z", "+00:00"))
+        return start.timestamp() + float(duration_ms or 0) / 1000.0
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _finite(x: Any) -> float:
