@@ -13,9 +13,11 @@ its micro-batches run back to back at its maximum rate, through the platform exa
   informational samplers; only Spark's own progress events are read.
 
 The two alternate within one run (A B B A ...), so drifting machine load hits both
-alike. The figure per run is the slope of the rows the query's micro-batches read
-(the cumulative ``spark-input-rows``) after the warm-up: records read per second of
-wall time, so whatever the instrumentation costs between batches counts. Spark's own
+alike. The figure per run is the rows the query's micro-batches read (the cumulative
+``spark-input-rows``) between the first and the last batch end after the warm-up
+(``spark-batch-end``, exact; since 2026-12-01, before: the slope of the sampled row
+count): records read per second of wall time, so whatever the instrumentation costs
+between batches counts. Spark's own
 ``inputRowsPerSecond`` would not do: a windowed query runs no-data batches (to move
 its watermark) that shorten the interval it divides by, and UC2 and UC3 showed
 30,000 records/s by it while their rows grew by ~2,500 a second. The ratio instrumented / bare per
@@ -114,6 +116,28 @@ def slope(points: list[tuple[float, float]]) -> float:
     return sum((t - mt) * (v - mv) for t, v in points) / var if var > 0 else float("nan")
 
 
+def window_rate(samples: list[tuple[float, dict[str, float]]], warmup: float,
+                rows: list[tuple[float, float]]) -> tuple[float, int]:
+    """Rows read per second in the counted window, and the batch ends that bound it.
+
+    The rows between the first and the last batch end the driver reported
+    (``spark-batch-end``, :mod:`bench.batch_progress`) where there are two: an exact span.
+    The least-squares slope of the sampled row count, a step function of the batches,
+    moved with where the 2-s samples fell among 5-13 batch ends, by as much as the effect
+    measured (UC2-UC4 pairs spread 10-17 %, 2026-12-01). Without the driver's batch ends
+    (0 returned as their count): that slope."""
+    from bench.api import Series
+    from bench.batch_progress import rate_between_ends
+
+    if not samples:
+        return float("nan"), 0
+    times = [t for t, _ in samples]
+    read = rate_between_ends(Series(times, [v.get("spark-input-rows", 0.0) for _, v in samples]),
+                             Series(times, [v.get("spark-batch-end", 0.0) for _, v in samples]),
+                             times[0] + warmup)
+    return (read.rate, read.ends) if read is not None else (slope(rows), 0)
+
+
 async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
                   mode: str, cap: int | None = None, off: str = "1") -> Measured:
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
@@ -164,7 +188,9 @@ async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: f
     # last. On a slower 2-core machine one UC1 batch outlasted the 60 s counted, and the
     # row count's slope said 0 records/s (2026-11-27, commit 5eaabf4). A rate needs a
     # batch ending inside the window on both sides of it; otherwise there is no figure.
-    rate = slope(rows) if ends >= MIN_BATCH_ENDS else float("nan")
+    rate, exact = window_rate(samples, warmup, rows)
+    ends = exact or ends
+    rate = rate if ends >= MIN_BATCH_ENDS else float("nan")
     written = after_warmup_points(samples, warmup, "generated-records")
     return Measured(mode, rate, median(processed), ends, before, load_note(),
                     slope(written) if len(written) >= 3 else float("nan"))

@@ -139,6 +139,25 @@ def test_the_observer_script_counts_batch_ends_not_samples() -> None:
     assert observer.batch_ends(steady) >= observer.MIN_BATCH_ENDS
 
 
+def test_the_observer_script_divides_rows_by_the_drivers_batch_ends() -> None:
+    """Batches of 6,000 rows ending every 6.5 s, sampled every 2 s: 923 records/s between
+    the first and the last end after the warm-up, wherever the samples fall; without the
+    driver's batch ends, the sampled count's slope."""
+    observer = script("observer_effect")
+    ends = [6.5 * k for k in range(1, 20)]
+    samples = []
+    for t in range(0, 120, 2):
+        done = [e for e in ends if e <= t]
+        samples.append((float(t), {"spark-input-rows": 6_000.0 * len(done),
+                                   "spark-batch-end": done[-1] if done else 0.0}))
+    rows = observer.after_warmup_points(samples, 40.0, "spark-input-rows")
+    rate, counted = observer.window_rate(samples, 40.0, rows)
+    assert rate == pytest.approx(6_000.0 / 6.5) and counted == len([e for e in ends if 40.0 <= e <= 118.0])
+    without = [(t, {"spark-input-rows": v["spark-input-rows"]}) for t, v in samples]
+    rate, counted = observer.window_rate(without, 40.0, rows)
+    assert counted == 0 and rate == pytest.approx(observer.slope(rows))
+
+
 def test_the_observer_script_marks_a_sut_that_kept_up() -> None:
     """A SUT that read all that was written was not saturated: its rate is the generators',
     and a ratio of two such rates says nothing of the instrumentation's cost."""
