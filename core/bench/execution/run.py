@@ -186,8 +186,8 @@ class Engine:
         behind = (f" (its generators wrote {probe.input_rate:,.0f} of {probe.load_rate:,.0f} records/s)"
                   if generator_behind(probe) else "")
         batches = ("" if not probe.batch_ends else
-                   f" (the rows its micro-batches read between the first and the last of {probe.batch_ends} batch "
-                   "ends)" if probe.source == "batches" else
+                   f" (the rows its micro-batches read in the {probe.seconds:.0f} s between the first and the last "
+                   f"of {probe.batch_ends} batch ends)" if probe.source == "batches" else
                    f" (the lag's growth from the first to the last of {probe.batch_ends} micro-batch commits)")
         self.progress(f"probe: {probe.per_instance_rate:,.0f} records/s per instance{batches}"
                       f"{'' if probe.saturated else ' (not saturated: a lower bound)'}{behind}; predicted "
