@@ -158,6 +158,17 @@ def test_the_observer_script_divides_rows_by_the_drivers_batch_ends() -> None:
     assert counted == 0 and rate == pytest.approx(observer.slope(rows))
 
 
+def test_the_observer_script_cancels_the_order_of_a_pairs_runs() -> None:
+    """A first run that reads 10 % more, whichever side it is, and instrumentation that
+    costs 2 %: pairs in one order read 0.98 x 1.1, in the other 0.98 / 1.1. The median of
+    three pairs, two in one order, says 1.078; the balanced ratio says 0.98."""
+    observer = script("observer_effect")
+    pairs = [(0.98 * 1.1, True), (0.98 / 1.1, False), (0.98 * 1.1, True)]
+    ratio, order = observer.order_balanced(pairs)
+    assert ratio == pytest.approx(0.98) and order == pytest.approx(1.1)
+    assert observer.order_balanced([(1.0, True), (0.9, True)]) is None  # one order only: nothing cancels
+
+
 def test_the_observer_script_marks_a_sut_that_kept_up() -> None:
     """A SUT that read all that was written was not saturated: its rate is the generators',
     and a ratio of two such rates says nothing of the instrumentation's cost."""
