@@ -308,6 +308,11 @@ def main() -> int:
         print(line)
     worst = min(ratios) if ratios else float("nan")
     print(f"lowest ratio instrumented / bare (goal >= 0.98): {worst:.3f}")
+    if args.quick:
+        # one short pair shows the measurement runs end to end; it bounds nothing (pairs spread
+        # by 15-30 % on 2026-12-01), so its ratio is printed, not judged
+        print("quick mode: one pair, a check that the measurement runs, not of the goal")
+        return 0
     return 0 if worst >= 0.98 else 1
 
 
