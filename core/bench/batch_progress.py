@@ -3,13 +3,17 @@ between two batch ends.
 
 Why not the lag, or the slope of the rows read over the samples' times: both are step
 functions of the batches, sampled every few seconds. A probe or a measurement window
-that holds two or three batches then reads a rate whose error is the sampling interval
-over the span: UC4 at 16,384 records/s on one quarter-core instance, 5-s samples, read
-9,777 records/s per instance from the lag's growth between two commits where its
-failing experiments processed 5,300-5,800 (2026-12-01, commit 34c415a). The driver
-reports, with each batch's cumulative rows (``spark-input-rows``), the second at which
-that batch ended (``spark-batch-end``): two of those bound a span exactly, at any
-sampling interval.
+that holds two or three batches then reads a rate off by up to a sampling interval at
+each end of its span: a simulated SUT processing 4,508 records/s, its lag sampled every
+5 s, read 4,444-5,333 from the growth between two commits, depending on where the
+samples fell (tests/unit/test_batch_progress.py). The driver reports, with each batch's
+cumulative rows (``spark-input-rows``), the second at which that batch ended
+(``spark-batch-end``): two of those bound a span exactly, at any sampling interval.
+
+Exact is not representative: what an instance reads per second can depend on its
+batches' size. UC4's probe on one quarter-core instance read 8,566 records/s this way,
+in batches taken from a lag of 0.4-0.8 million records, where 2-3 instances in 5-13-s
+batches read 3,770-6,260 each (2026-12-01, commit fad5f74; docs/performance.md).
 """
 
 from __future__ import annotations

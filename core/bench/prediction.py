@@ -33,8 +33,11 @@ Where the SUT reports its batches itself (a Spark driver on a local platform:
 ``spark-input-rows`` and ``spark-batch-end``), what it processed is the rows read
 between the first and the last batch end after the warm-up, an exact span
 (:mod:`bench.batch_progress`); the lag's growth between two sampled commits is off
-by up to a sampling interval at each end, which over one UC4 batch cycle read 9,777
-records/s per instance for an instance that processed 5,300-5,800 (2026-12-01).
+by up to a sampling interval at each end of the span. Exact is not the same as
+representative: a SUT that reads more per second in larger batches (UC4) reads more in
+a saturated probe's growing batches than in the short ones of a run that keeps up, so
+its demands are predicted low (UC4 at 7 levels: 8,566 records/s per instance, 2
+predicted, 4 measured; 2026-12-01). The search measures every entry all the same.
 """
 
 from __future__ import annotations
