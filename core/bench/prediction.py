@@ -53,7 +53,7 @@ import numpy as np
 
 from bench import slo_math
 from bench.api import Series
-from bench.batch_progress import rate_between_ends
+from bench.batch_progress import BatchRate, rate_between_ends
 from bench.lag_batches import MIN_DRAINS, commit_times, rises_between_commits
 
 #: a lag growing slower than this share of the input rate: the probe did not saturate the SUT
@@ -156,9 +156,8 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
     slope, _ = slo_math.slope(t, v)  # raises InsufficientData for fewer than two samples
     written = written_rate(generated, warmup)
     source = rate if written is None else written
-    start = float(np.min(np.asarray(lag.timestamps, dtype=float))) + float(warmup)
-    read = rate_between_ends(rows, ends, start)
-    if read is not None and read.ends >= MIN_DRAINS:
+    read = batches_read(lag, warmup, rows, ends)
+    if read is not None:
         processed, growth = min(read.rate, source), max(source - read.rate, 0.0)
         return Probe(load=float(load), resources=float(resources), load_rate=float(rate), lag_slope=growth,
                      per_instance_rate=processed / max(float(resources), 1e-9),
@@ -180,6 +179,16 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
     return Probe(load=float(load), resources=float(resources), load_rate=float(rate), lag_slope=float(slope),
                  per_instance_rate=per_instance, saturated=slope > SATURATION_SHARE * source,
                  seconds=float(t[-1] - t[0]) if t.size else 0.0, input_rate=written, batch_ends=batch_count)
+
+
+def batches_read(lag: Series, warmup: float, rows: Series | None, ends: Series | None) -> BatchRate | None:
+    """The rows the SUT's own batch report says it read after the warm-up (counted from
+    the lag's first sample, as every series of the probe), where it holds the
+    :data:`MIN_DRAINS` batch ends the probe needs; None otherwise (the lag decides)."""
+    if not lag.timestamps:
+        return None
+    read = rate_between_ends(rows, ends, float(min(lag.timestamps)) + float(warmup))
+    return read if read is not None and read.ends >= MIN_DRAINS else None
 
 
 def batch_commits(lag: Series, warmup: float, rate: float) -> np.ndarray | None:
@@ -208,9 +217,7 @@ def probe_complete(series: Mapping[str, Series], warmup: float, rate: float) -> 
     lag = series.get("lag")
     if lag is None:
         return True
-    start = float(np.min(np.asarray(lag.timestamps, dtype=float))) + float(warmup) if lag.timestamps else 0.0
-    read = rate_between_ends(series.get("spark-input-rows"), series.get("spark-batch-end"), start)
-    if read is not None and read.ends >= MIN_DRAINS:
+    if batches_read(lag, warmup, series.get("spark-input-rows"), series.get("spark-batch-end")) is not None:
         return True
     written = written_rate(series.get("generated-records"), warmup)
     commits = batch_commits(lag, warmup, rate if written is None else written)
