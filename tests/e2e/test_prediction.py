@@ -1,0 +1,105 @@
+"""``bench run --predict`` end to end on the real parts (issue 26, item 3).
+
+tests/unit/test_prediction.py checks the probe's arithmetic and the predicted walk on a
+fake platform. Here the whole path runs as a user runs it: the CLI, the engine's probe
+(``ExperimentRunner.probe``), the search that starts at the prediction, the result
+files.
+
+- The calibrated use case on Apache Kafka: its demand is known by construction
+  (ceil(load / capacity)), so the probe's records/s per instance and every predicted
+  entry can be checked against it, not only against what the run then measured.
+- UC1 on Spark with its Kafka connector: the probe reads the rows the SUT's own
+  micro-batches read between their ends (``spark-input-rows``, ``spark-batch-end``),
+  which only a real driver reports; the check is that it did, and that the prediction
+  file and the demand table agree entry by entry.
+
+Both use the session's broker (``--bootstrap-servers``): starting one costs each run 6 s.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+CAPACITY = 1000
+
+
+def bench_run(bootstrap: str, results: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench.cli", "run", "--bootstrap-servers", bootstrap,
+                           "--results", str(results), "--predict", *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def demand(results: Path) -> dict[float, float | None]:
+    with open(results / "exp0_demand.csv") as fh:
+        return {float(row["load"]): float(row["resources"]) if row["resources"] else None
+                for row in csv.DictReader(fh)}
+
+
+def prediction(results: Path) -> dict[str, Any]:
+    data = json.loads((results / "exp0-prediction.json").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def agree(data: dict[str, Any], table: dict[float, float | None]) -> None:
+    """Each entry's ``measured`` is the demand table's, and ``hit`` says whether the
+    prediction equals it: the file must not claim a hit the table does not show."""
+    entries = {float(e["key"]): e for e in data["entries"]}
+    assert set(entries) == set(table), (entries, table)
+    for load, entry in entries.items():
+        assert entry["measured"] == table[load], (load, entry, table)
+        assert entry["hit"] == (entry["predicted"] == table[load]), (load, entry)
+    hits = [e["hit"] for e in entries.values()]
+    assert data["hitRate"] == pytest.approx(sum(hits) / len(hits))
+
+
+def test_the_calibrated_probe_measures_its_capacity_and_predicts_the_exact_demand(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """500 and 2,500 records/s at 1,000 per instance: demand 1 and 3. The probe runs at
+    2,500 on one instance (saturated); 3 instances keep up, 2 fall behind by 500 records/s
+    against a threshold of 25, so the walk that starts at the prediction confirms it."""
+    out = bench_run(kafka_bootstrap, tmp_path, "--plugin", "calibrated", "--set", f"capacity={CAPACITY}",
+                    "--loads", "500,2500", "--resources", "1,2,3", "--duration", "30", "--warmup", "6",
+                    "--sample-interval", "1", "--repetitions", "1")
+    assert out.returncode == 0, out.stderr[-3000:]
+    data = prediction(tmp_path)
+    probe = data["probe"]
+    assert probe["saturated"] is True, probe
+    assert probe["source"] == "lag", probe  # the calibrated SUT has no micro-batches
+    assert probe["per_instance_rate"] == pytest.approx(CAPACITY, rel=0.05), probe
+    predicted = {float(e["key"]): e["predicted"] for e in data["entries"]}
+    assert predicted == {500.0: 1, 2500.0: 3}, data
+    table = demand(tmp_path)
+    assert table == {500.0: 1.0, 2500.0: 3.0}, out.stdout[-3000:]
+    agree(data, table)
+    assert "probe:" in out.stdout + out.stderr
+
+
+def test_a_spark_probe_reads_the_sut_s_own_batch_ends(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """One UC1 instance at its default quarter core keeps up with 1,000 records/s; its
+    micro-batches took 4-20 s on the machines of docs/performance.md, so the probe (40 s,
+    going on up to the experiment's 60 s until it has seen two batch ends after the
+    warm-up) reads its rate from them. It is not saturated: its figure is a lower bound
+    near the input rate."""
+    out = bench_run(kafka_bootstrap, tmp_path, "--plugin", "uc1", "--loads", "1000", "--resources", "1",
+                    "--duration", "60", "--warmup", "10", "--sample-interval", "2", "--repetitions", "1")
+    assert out.returncode == 0, out.stderr[-3000:]
+    data = prediction(tmp_path)
+    probe = data["probe"]
+    assert probe["source"] == "batches", probe
+    assert probe["batch_ends"] >= 2, probe
+    # what the instance read cannot exceed what was written by much (the backlog of its
+    # start is read within the warm-up), and keeping up, it read about that
+    written = probe["input_rate"] or probe["load_rate"]
+    assert 0.5 * written < probe["per_instance_rate"] < 1.5 * written, probe
+    agree(data, demand(tmp_path))
