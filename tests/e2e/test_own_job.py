@@ -3,14 +3,13 @@ docs/own-job.md to a demand table, and scripts that cannot be benchmarked to one
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from e2e_procs import bench_run, demand_rows
 
 pytestmark = pytest.mark.e2e
 
@@ -19,16 +18,14 @@ EXAMPLE = ROOT / "examples" / "own_job.py"
 
 
 def bench(*args: str, timeout: float = 170) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bench.cli", "run", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+    return bench_run(*args, timeout=timeout)
 
 
 def test_example_job_gets_a_demand_table(tmp_path: Path) -> None:
     out = bench("--job", str(EXAMPLE), "--loads", "1000", "--resources", "1", "--duration", "40", "--warmup", "10",
                 "--results", str(tmp_path), "--conf", "spark.sql.shuffle.partitions=2")
     assert out.returncode == 0, out.stderr[-3000:]
-    with open(tmp_path / "exp0_demand.csv") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = demand_rows(tmp_path)
     assert rows == [{"load": "1000", "resources": "1"}], out.stdout  # 1,000 records/s are light work for a core
     lag = (tmp_path / "exp0_1000_1_sli_lag-trend_0.csv").read_text().splitlines()
     assert len(lag) >= 8  # the listener committed the script's offsets: lag was measured throughout

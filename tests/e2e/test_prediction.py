@@ -18,31 +18,26 @@ Both use the session's broker (``--bootstrap-servers``): starting one costs each
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_procs import bench_run, demand_rows
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 CAPACITY = 1000
 
 
-def bench_run(bootstrap: str, results: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bench.cli", "run", "--bootstrap-servers", bootstrap,
-                           "--results", str(results), "--predict", *args],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+def predicted_run(bootstrap: str, results: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return bench_run("--bootstrap-servers", bootstrap, "--results", str(results), "--predict", *args, timeout=600)
 
 
 def demand(results: Path) -> dict[float, float | None]:
-    with open(results / "exp0_demand.csv") as fh:
-        return {float(row["load"]): float(row["resources"]) if row["resources"] else None
-                for row in csv.DictReader(fh)}
+    return {float(row["load"]): float(row["resources"]) if row["resources"] else None
+            for row in demand_rows(results)}
 
 
 def prediction(results: Path) -> dict[str, Any]:
@@ -69,7 +64,7 @@ def test_the_calibrated_probe_measures_its_capacity_and_predicts_the_exact_deman
     resources, 2 instances, saturated (the lag grows by 500 records/s); the walk that
     starts at the prediction measures 3 (keeps up) and its lower neighbour 2 (fails
     against a threshold of 25). One load: each experiment more costs CI about 30 s."""
-    out = bench_run(kafka_bootstrap, tmp_path, "--plugin", "calibrated", "--set", f"capacity={CAPACITY}",
+    out = predicted_run(kafka_bootstrap, tmp_path, "--plugin", "calibrated", "--set", f"capacity={CAPACITY}",
                     "--loads", "2500", "--resources", "2,3", "--duration", "30", "--warmup", "6",
                     "--sample-interval", "1", "--repetitions", "1")
     assert out.returncode == 0, out.stderr[-3000:]
@@ -92,7 +87,7 @@ def test_a_spark_probe_reads_the_sut_s_own_batch_ends(kafka_bootstrap: str, tmp_
     going on up to the experiment's 60 s until it has seen two batch ends after the
     warm-up) reads its rate from them. It is not saturated: its figure is a lower bound
     near the input rate."""
-    out = bench_run(kafka_bootstrap, tmp_path, "--plugin", "uc1", "--loads", "1000", "--resources", "1",
+    out = predicted_run(kafka_bootstrap, tmp_path, "--plugin", "uc1", "--loads", "1000", "--resources", "1",
                     "--duration", "60", "--warmup", "10", "--sample-interval", "2", "--repetitions", "1")
     assert out.returncode == 0, out.stderr[-3000:]
     data = prediction(tmp_path)

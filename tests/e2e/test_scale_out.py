@@ -23,7 +23,6 @@ load type, repetitions and generator delay are given, so that its default execut
 from __future__ import annotations
 
 import asyncio
-import csv
 import json
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from bench.runtime.host.jars import kafka_jars
 from bench.runtime.kafka.admin import create_topics
 from bench.runtime.kafka.apache_kafka import KafkaCluster, start_sync
 from bench.runtime.spark.cluster import SparkCluster
+from e2e_procs import bench_run, demand_rows
 
 pytestmark = [
     pytest.mark.e2e,
@@ -144,13 +144,10 @@ async def test_three_nodes_replicate_every_partition(kafka: KafkaCluster) -> Non
 
 
 def bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bench.cli", "run", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+    return bench_run(*args, timeout=timeout)
 
 
-def table(results: Path) -> list[dict[str, str]]:
-    with open(results / "exp0_demand.csv") as fh:
-        return list(csv.DictReader(fh))
+table = demand_rows
 
 
 def verdicts(results: Path) -> str:
