@@ -340,6 +340,11 @@ class SloType:
     analysed_as_trend: Callable[[Mapping[str, Any]], bool] | None = None
     #: the axis title of this SLO's series in plots and reports; empty: the SLI's name
     series_label: str = ""
+    #: whether ``decide_early`` may also read the SLI sampled between the recorded samples
+    #: (``execution.earlySampleInterval``), as the SLOs on a trend do: a rule that decides
+    #: with confidence on more samples, sooner. The decision stands only where ``check``
+    #: over the recorded samples so far says the same (``bench.early_stop.decide``).
+    dense_early: bool = False
 
     def sli_name(self, properties: Mapping[str, Any]) -> str:
         """The SLI series this SLO reads, given its properties."""
@@ -358,6 +363,11 @@ class SloType:
     def is_trend(self, properties: Mapping[str, Any]) -> bool:
         """Whether the offline analysis re-evaluates this SLO (:attr:`analysed_as_trend`)."""
         return self.analysed_as_trend is not None and self.analysed_as_trend(properties)
+
+    def uses_dense(self, properties: Mapping[str, Any]) -> bool:
+        """Whether samples denser than the recorded ones may decide this SLO early: the
+        SLOs on a trend, and those that say so (:attr:`dense_early`)."""
+        return self.decide_early is not None and (self.dense_early or self.is_trend(properties))
 
     def axis_label(self, properties: Mapping[str, Any]) -> str:
         """How plots and reports title this SLO's series."""

@@ -220,7 +220,8 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 @click.option("--sample-interval", type=float, metavar="S", help="Seconds between SLI samples (default 5).")
 @click.option("--early-sample-interval", type=click.FloatRange(min=0), metavar="S",
               help="With early stopping, also sample every S seconds in between, for the early decision of "
-                   "SLOs on a trend only (not stored; verdicts use --sample-interval). Default 1; 0 turns it off.")
+                   "SLOs on a trend and of the dropped-records SLO (not stored; verdicts use --sample-interval). "
+                   "Default 1; 0 turns it off.")
 @click.option("--metrics-port", type=int, metavar="PORT", help="Serve Prometheus metrics of the run on this port.")
 @click.option("--connector", type=click.Choice(["native", "python"]),
               help="Spark Kafka I/O: Spark's own kafka source and sink (native, the default when scripts/install "

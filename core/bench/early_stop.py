@@ -163,8 +163,10 @@ def decide(
     """One decision per SLO, by its own type; a type without ``decide_early`` never decides.
 
     ``dense``: the same SLIs sampled more often than the recorded ``series``
-    (``execution.earlySampleInterval``), for the SLOs on a trend only (a counting
-    rule's "certain" is about the recorded values). A decision on them stands only
+    (``execution.earlySampleInterval``), for the SLOs on a trend and those whose type
+    says so (``SloType.uses_dense``: the dropped-records SLO, whose "pass" bounds the
+    counter's growth with confidence; the latency SLO counts recorded values and stays
+    on them). A decision on them stands only
     where the verdict over the recorded samples so far, which is what this repetition
     will be judged on if it ends now, says the same (:func:`_dense_decision`)."""
     from bench.patching import load_rate
@@ -189,7 +191,7 @@ def decide(
                          period=period)
         decision = slo_type.decide_early(s, ctx)
         fine = (dense or {}).get(sli)
-        if decision.passed is None and fine is not None and slo_type.is_trend(slo.properties):
+        if decision.passed is None and fine is not None and slo_type.uses_dense(slo.properties):
             decision = _dense_decision(slo_type, s, fine, ctx, decision)
         out.append(replace(decision, slo=slo.name))
     return out
@@ -209,7 +211,8 @@ def _dense_decision(slo_type: Any, recorded: Series, fine: Series, ctx: SloConte
     recorded samples alone were undecided: [-338, 1361] at 0.99). A repetition ended
     early must not be reported as undecided in the same breath. Not for a use case with
     an output period: its rule over whole periods decides where the plain interval,
-    which the report prints, cannot see through the wave."""
+    which the report prints, cannot see through the wave; nor for an SLO not on a trend
+    (dropped records), for which the report prints no slope interval."""
     decision: EarlyDecision = slo_type.decide_early(fine, ctx)
     if decision.passed is None:
         return fallback
@@ -219,7 +222,8 @@ def _dense_decision(slo_type: Any, recorded: Series, fine: Series, ctx: SloConte
         return fallback
     if "error" in verdict.details or verdict.passed is not decision.passed:
         return fallback
-    if ctx.period is None and not _recorded_interval_agrees(recorded, ctx, decision):
+    if ctx.period is None and slo_type.is_trend(ctx.properties) and not _recorded_interval_agrees(
+            recorded, ctx, decision):
         return fallback
     return replace(decision, reason=f"{decision.reason} (dense samples)")
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from bench import early_stop
+from bench.api import Series
 from bench.engine import Engine, RunConfig
 from bench.execution.evaluator import SloEvaluator
 from bench.launch import resolve_run
@@ -71,11 +72,46 @@ def test_a_dense_decision_the_recorded_samples_contradict_does_not_stand() -> No
     assert agreed.passed is True and "dense" in agreed.reason
 
 
-def test_only_trend_slos_ask_for_dense_samples() -> None:
+def test_trend_and_dropped_records_slos_ask_for_dense_samples_latency_does_not() -> None:
     params = ExecutionParams(duration=300, warmup=60, sampleInterval=5)
     latency = SloDef(name="latency", sloType="latency", properties={"percentile": 99, "threshold": 1000})
     assert SloEvaluator(REGISTRY, [lag_slo()], params).wants_dense()
+    assert SloEvaluator(REGISTRY, [_dropped_slo()], params).wants_dense()
     assert not SloEvaluator(REGISTRY, [latency], params).wants_dense()
+
+
+def _dropped_slo() -> SloDef:
+    return SloDef(name="dropped-records", sloType="dropped-records", properties={})
+
+
+def _counter(values: list[float], step: float) -> Series:
+    return Series([1_700_000_000.0 + i * step for i in range(len(values))], values)
+
+
+def test_dense_samples_pass_the_dropped_records_slo_sooner() -> None:
+    """UC3's third repetition waits for the dropped-records SLO only (its lag trend is
+    settled by the first two), and on 5-s samples its "pass" needs 10 of them after the
+    warm-up: 50 s. On 1-s samples 20 s of a flat counter bound its growth as well."""
+    warmup = 10.0
+    recorded = _counter([0.0] * 7, 5.0)  # 30 s: 5 samples after the warm-up, too few alone
+    fine = _counter([0.0] * 31, 1.0)
+    ex = ExecutionParams(duration=300, warmup=warmup, sampleInterval=5, earlyStop=True, repetitions=3)
+    [plain] = early_stop.decide([_dropped_slo()], REGISTRY, {"dropped-records": recorded}, ex, Spec(), 0.0)
+    assert plain.passed is None, plain.reason
+    [d] = early_stop.decide([_dropped_slo()], REGISTRY, {"dropped-records": recorded}, ex, Spec(), 0.0,
+                            {"dropped-records": fine})
+    assert d.passed is True and "dense" in d.reason, d.reason
+
+
+def test_a_dense_dropped_records_pass_the_recorded_samples_contradict_does_not_stand() -> None:
+    """The recorded samples already hold more drops than the ratio allows so far (a
+    reading the dense ones missed): judged now, the repetition fails, so no "pass"."""
+    ex = ExecutionParams(duration=300, warmup=10.0, sampleInterval=5, earlyStop=True, repetitions=3)
+    recorded = _counter([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5_000.0], 5.0)
+    fine = _counter([0.0] * 31, 1.0)
+    [d] = early_stop.decide([_dropped_slo()], REGISTRY, {"dropped-records": recorded}, ex, Spec(), 0.0,
+                            {"dropped-records": fine})
+    assert d.passed is not True, d.reason
 
 
 def test_the_setting_is_checked() -> None:

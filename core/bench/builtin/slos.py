@@ -291,6 +291,7 @@ SLO_TYPES = (
         sli="dropped-records",
         validate=validate_dropped,
         decide_early=dropped_rule(DEFAULT_MAX_RATIO),
+        dense_early=True,
     ),
     SloType(
         "latency",

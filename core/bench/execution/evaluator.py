@@ -64,9 +64,9 @@ class SloEvaluator:
         return self.slos if names is None else [slo for slo in self.slos if slo.name in names]
 
     def wants_dense(self) -> bool:
-        """Whether denser samples could decide anything early: only SLOs on a trend use them."""
-        return any(slo.sloType in self.registry.slos and self.registry.slos[slo.sloType].can_decide_early()
-                   and self.registry.slos[slo.sloType].is_trend(slo.properties) for slo in self.slos)
+        """Whether denser samples could decide anything early (``SloType.uses_dense``)."""
+        return any(slo.sloType in self.registry.slos and self.registry.slos[slo.sloType].uses_dense(slo.properties)
+                   for slo in self.slos)
 
     def early_deciders(self, only: Sequence[str] | None = None) -> list[str]:
         """The names of the SLOs whose type can end a repetition early (for the progress line)."""
