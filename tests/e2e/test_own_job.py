@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "own_job.py"
 
 
-def bench(*args: str, timeout: float = 170) -> subprocess.CompletedProcess[str]:
-    return bench_run(*args, timeout=timeout)
-
-
 def test_example_job_gets_a_demand_table(tmp_path: Path) -> None:
-    out = bench("--job", str(EXAMPLE), "--loads", "1000", "--resources", "1", "--duration", "40", "--warmup", "10",
-                "--results", str(tmp_path), "--conf", "spark.sql.shuffle.partitions=2")
+    out = bench_run("--job", str(EXAMPLE), "--loads", "1000", "--resources", "1", "--duration", "40", "--warmup",
+                    "10", "--results", str(tmp_path), "--conf", "spark.sql.shuffle.partitions=2", timeout=170)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = demand_rows(tmp_path)
     assert rows == [{"load": "1000", "resources": "1"}], out.stdout  # 1,000 records/s are light work for a core
@@ -53,8 +48,8 @@ def test_a_script_that_cannot_be_benchmarked_ends_the_run_in_one_line(tmp_path: 
     source, message = BROKEN[case]
     script = tmp_path / "job.py"
     script.write_text(source)
-    out = bench("--job", str(script), "--loads", "100", "--resources", "1,2", "--duration", "60", "--warmup", "10",
-                "--results", str(tmp_path / "results"), "--set", "readTimeoutS=5")
+    out = bench_run("--job", str(script), "--loads", "100", "--resources", "1,2", "--duration", "60", "--warmup",
+                    "10", "--results", str(tmp_path / "results"), "--set", "readTimeoutS=5", timeout=170)
     assert out.returncode == 2, out.stderr[-3000:]
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("bench: error: ") and "Traceback" not in out.stderr, out.stderr[-3000:]

@@ -143,13 +143,6 @@ async def test_three_nodes_replicate_every_partition(kafka: KafkaCluster) -> Non
     assert sorted(got) == sorted(f"r{i}".encode() for i in range(300))
 
 
-def bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return bench_run(*args, timeout=timeout)
-
-
-table = demand_rows
-
-
 def verdicts(results: Path) -> str:
     """What decided each experiment, one line each, for the message of a failed assertion.
 
@@ -169,8 +162,8 @@ def verdicts(results: Path) -> str:
 
 
 def external(kafka: KafkaCluster, results: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return bench("--platform", "external", "--bootstrap-servers", kafka.bootstrap_servers,
-                 "--results", str(results), *TIMING, *args)
+    return bench_run("--platform", "external", "--bootstrap-servers", kafka.bootstrap_servers,
+                     "--results", str(results), *TIMING, *args, timeout=300)
 
 
 def spread(spark: SparkCluster, before: set[str]) -> dict[str, dict[int, list[str]]]:
@@ -188,7 +181,7 @@ def test_calibrated_demand_is_exact_on_a_kafka_cluster(kafka: KafkaCluster, tmp_
     out = external(kafka, tmp_path, "--plugin", "calibrated", "--set", "capacity=1000",
                    "--loads", "2500", "--resources", "2,3", "--duration", "30", "--warmup", "6")
     assert out.returncode == 0, out.stderr[-3000:]
-    assert table(tmp_path) == [{"load": "2500", "resources": "3"}], verdicts(tmp_path)
+    assert demand_rows(tmp_path) == [{"load": "2500", "resources": "3"}], verdicts(tmp_path)
     env = json.loads((tmp_path / "exp0-environment.json").read_text())
     assert env["platform"] == "external"
     assert env["broker"]["bootstrapServers"] == kafka.bootstrap_servers and not env["broker"]["embedded"]
@@ -236,7 +229,7 @@ def assert_kept_up_or_flagged(results: Path, load: str) -> None:
     a threshold of 400, a fail inside the noise, flagged as such (CI of 2026-11-27, commit
     84b8eba, load average 9.5). A SUT that clearly falls behind or stops still fails here:
     its lag rises at the input rate, far outside that noise."""
-    rows = table(results)
+    rows = demand_rows(results)
     assert [row["load"] for row in rows] == [load], rows
     if rows[0]["resources"] == "2":
         return
@@ -302,7 +295,7 @@ def test_own_job_with_its_own_command_line_runs_on_both_clusters(
                    "--", "--brokers", "{bootstrap}", "--in", "{input}", "--out", "{output}")
     assert out.returncode == 0, out.stderr[-3000:]
     results = tmp_path / "results"
-    rows = table(results)
+    rows = demand_rows(results)
     assert [r["load"] for r in rows] == ["1000"], verdicts(results)
     if rows[0]["resources"] != "2":
         # The verdict is the machine's: in CI (2026-11-27, commit 732c883) the first batch
