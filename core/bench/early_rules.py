@@ -62,6 +62,17 @@ DEFAULT_CONFIDENCE = 0.99
 REPORTED_CONFIDENCE = 0.95
 #: residual autocorrelation is capped here: beyond it the sample size is "one"
 MAX_AUTOCORRELATION = 0.9
+#: and floored here. Residuals that alternate (a micro-batch saw-tooth sampled at an odd
+#: multiple of half its cycle: UC1's lag every 5 s, in 2-s batches, reads 12.5k, 7.5k,
+#: 12.5k, ...) tilt an OLS slope far less than independent ones of the same size, and
+#: the AR(1) error shrinks by ``sqrt((1 + r1) / (1 - r1))``. Clipped at zero, that was
+#: thrown away: the recorded samples' interval, which a dense-sample decision waits
+#: for (``bench.early_stop._dense_decision``) and the report flags by, held UC1's
+#: 5,000 records/s on 2 instances until 125 s where the dense samples had decided at
+#: 83 s; at this floor 95 s (2026-12-02, commit 9e153f9, the samples of one
+#: ``--sample-interval 1`` run). The floor keeps the shrinking at most sqrt(3), and the
+#: degrees of freedom never exceed the samples taken.
+MIN_AUTOCORRELATION = -0.5
 
 @dataclass(frozen=True)
 class TrendFit:
@@ -97,7 +108,9 @@ def t_quantile(p: float, dof: float) -> float:
 
 
 def fit(t: np.ndarray, v: np.ndarray) -> TrendFit:
-    """OLS slope of ``v`` on ``t`` with its autocorrelation-corrected standard error."""
+    """OLS slope of ``v`` on ``t`` with its autocorrelation-corrected standard error
+    (lag-1 autocorrelation of the residuals, within :data:`MIN_AUTOCORRELATION` and
+    :data:`MAX_AUTOCORRELATION`)."""
     n = int(t.size)
     if n < 3:
         raise slo_math.InsufficientData(f"{n} sample(s), need at least 3 for a slope's error")
@@ -108,9 +121,9 @@ def fit(t: np.ndarray, v: np.ndarray) -> TrendFit:
     sse = float(np.dot(residuals, residuals))
     se = math.sqrt(sse / (n - 2) / sxx)
     r1 = float(np.dot(residuals[:-1], residuals[1:]) / sse) if sse > 0 else 0.0
-    r1 = min(max(r1, 0.0), MAX_AUTOCORRELATION)
+    r1 = min(max(r1, MIN_AUTOCORRELATION), MAX_AUTOCORRELATION)
     inflation = (1.0 + r1) / (1.0 - r1)
-    return TrendFit(b, se * math.sqrt(inflation), n, n / inflation)
+    return TrendFit(b, se * math.sqrt(inflation), n, n / max(inflation, 1.0))
 
 #: fewer whole periods after the warm-up give no windowed decision (2 degrees of freedom)
 MIN_PERIODS = 4

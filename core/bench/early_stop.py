@@ -14,8 +14,10 @@ verdict uses, so an early "pass" is a final pass by construction):
 * OLS slope ``b`` with standard error ``se``; the residuals of a micro-batch lag
   saw-tooth are autocorrelated, which makes the textbook ``se`` too small, so it is
   inflated by ``sqrt((1 + r1) / (1 - r1))`` (``r1``: lag-1 autocorrelation of the
-  residuals, when positive) and the degrees of freedom shrink to the effective
-  sample size ``n (1 - r1) / (1 + r1)``;
+  residuals, capped at 0.9) and the degrees of freedom shrink to the effective
+  sample size ``n (1 - r1) / (1 + r1)``; residuals that alternate (``r1`` down to
+  -0.5, :data:`bench.early_rules.MIN_AUTOCORRELATION`) shrink ``se`` instead, and the
+  degrees of freedom stay ``n``;
 * decided when ``b + t * se < threshold`` (pass) or ``b - t * se >= threshold``
   (fail), ``t`` the Student quantile of the two-sided ``confidence`` (default 0.99).
 

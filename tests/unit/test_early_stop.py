@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from bench import early_stop
+from bench import early_rules, early_stop
 from bench.api import Series
 from bench.model import ExecutionParams, SloDef
 from bench.plugins import load_plugins
@@ -95,6 +96,54 @@ def test_autocorrelated_sawtooth_widens_the_interval() -> None:
     fit = early_stop.fit(t, v)
     assert fit.effective_samples < fit.samples / 3
     assert decide_one(s).passed is None
+
+
+def alternating(slope: float, samples: int, step: float, height: float, noise: float = 0.0,
+                seed: int = 1) -> Series:
+    """A micro-batch lag sampled at an odd multiple of half its cycle: high, low, high, ..."""
+    rng = random.Random(seed)
+    t = [1_700_000_000.0 + i * step for i in range(samples)]
+    v = [10_000.0 + slope * i * step + (height / 2 if i % 2 else -height / 2) + rng.gauss(0.0, noise)
+         for i in range(samples)]
+    return Series(t, v)
+
+
+def test_alternating_residuals_shrink_the_error_down_to_the_floor() -> None:
+    s = alternating(slope=0.0, samples=40, step=5.0, height=5000.0)
+    t, v = early_stop.slo_math.after_warmup(s, 0.0)
+    fit = early_stop.fit(t, v)
+    b, a = early_stop.slo_math.slope(t, v)
+    r = v - (a + b * t)
+    white = math.sqrt(float(r @ r) / (t.size - 2) / float(((t - t.mean()) ** 2).sum()))
+    floor = early_rules.MIN_AUTOCORRELATION
+    assert fit.stderr == pytest.approx(white * math.sqrt((1 + floor) / (1 - floor)))
+    assert fit.effective_samples == fit.samples  # never more degrees of freedom than samples
+
+
+def test_alternating_recorded_samples_agree_with_a_dense_pass_sooner(monkeypatch: pytest.MonkeyPatch) -> None:
+    # UC1's recorded lag on 2 instances (2026-12-02): 12.5k, 7.5k, ... every 5 s, flat.
+    # 15 samples after the warm-up: its 95 % interval lies below 50 only with the floor.
+    recorded = alternating(slope=0.0, samples=16, step=5.0, height=5000.0, noise=20.0)
+
+    def sure() -> bool | None:
+        return early_stop.decide_series(recorded, 0.0, 50.0, confidence=early_stop.REPORTED_CONFIDENCE,
+                                        min_samples=3, min_span=0.0).passed
+
+    assert sure() is True
+    monkeypatch.setattr(early_rules, "MIN_AUTOCORRELATION", 0.0)
+    assert sure() is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_early_verdict_on_alternating_samples_matches_the_full_length_verdict(seed: int) -> None:
+    rng = random.Random(seed)
+    slope = rng.choice([0.0, 2.0, 30.0, 200.0, -5.0])
+    full = alternating(slope=slope, samples=300, step=1.0, height=3000.0, noise=150.0, seed=seed)
+    for end in range(12, len(full.values)):
+        d = decide_one(Series(full.timestamps[:end], full.values[:end]))
+        if d.passed is not None:
+            assert d.passed is (slope < 10.0), (slope, end, d)
+            break
 
 
 def test_absolute_threshold_and_nan_samples() -> None:
