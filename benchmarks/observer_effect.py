@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,25 +159,65 @@ def window_rate(samples: list[tuple[float, dict[str, float]]], warmup: float,
     return (read.rate, read.ends) if read is not None else (slope(rows), 0)
 
 
-async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
-                  mode: str, cap: int | None = None, off: str = "1") -> Measured:
+def experiment(registry: Any, opts: dict[str, Any], mode: str,
+               cap: int | None) -> tuple[Any, dict[str, Any]]:
+    """The experiment of one side (its spec, with an id of its own) and its platform's options."""
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
     from bench.launch import prepare_run
+
+    prepared = prepare_run(registry, opts)
+    ex = prepared.execution
+    load, resources = ex.load.loadValues[0], ex.resources.resourceValues[0]
+    objects = build_objects(registry, prepared.benchmark, ex, prepared.params, load, resources)
+    params = merged_params(prepared.use_case, prepared.benchmark, ex, objects, prepared.params)
+    spec = experiment_spec(prepared.use_case, prepared.benchmark, objects, params, load, resources,
+                           f"obs-{mode}-{int(time.time())}")
+    # a per-trigger cap keeps a saturated query's batches from growing without end, so
+    # that batches keep ending inside the window (both sides of a pair get the same cap)
+    return spec, {**prepared.platform_options, **({"max_records_per_trigger": cap} if cap else {})}
+
+
+@contextlib.contextmanager
+def switched_off(off: str | None) -> Iterator[None]:
+    """The instrumentation switch (``bench.runtime.instrumentation``) set to ``off`` while
+    the block runs, None: left on. It is read where a SUT child is spawned (which inherits
+    it: no offset commits) and where the platform samples, so a side is bare when both of
+    those happen inside the block."""
     from bench.runtime.instrumentation import ENV
 
-    if mode == "bare":
-        os.environ[ENV] = off  # the platform and every child it starts see it
+    if off is None:
+        yield
+        return
+    os.environ[ENV] = off
     try:
-        prepared = prepare_run(registry, opts)
-        ex = prepared.execution
-        load, resources = ex.load.loadValues[0], ex.resources.resourceValues[0]
-        objects = build_objects(registry, prepared.benchmark, ex, prepared.params, load, resources)
-        params = merged_params(prepared.use_case, prepared.benchmark, ex, objects, prepared.params)
-        spec = experiment_spec(prepared.use_case, prepared.benchmark, objects, params, load, resources,
-                               f"obs-{mode}-{int(time.time())}")
-        # a per-trigger cap keeps a saturated query's batches from growing without end, so
-        # that batches keep ending inside the window (both sides of a pair get the same cap)
-        options = {**prepared.platform_options, **({"max_records_per_trigger": cap} if cap else {})}
+        yield
+    finally:
+        os.environ.pop(ENV, None)
+
+
+def summarize(mode: str, samples: list[tuple[float, dict[str, float]]], warmup: float,
+              before: str, after: str) -> Measured:
+    """One side's figure from its samples."""
+    processed = after_warmup(samples, warmup, "spark-processed-rate")
+    rows = after_warmup_points(samples, warmup, "spark-input-rows")
+    ends = batch_ends(rows)
+    # Uncapped micro-batches at saturation grow: each takes all that arrived during the
+    # last. On a slower 2-core machine one UC1 batch outlasted the 60 s counted, and the
+    # row count's slope said 0 records/s (2026-11-27, commit 5eaabf4). A rate needs a
+    # batch ending inside the window on both sides of it; otherwise there is no figure.
+    rate, exact = window_rate(samples, warmup, rows)
+    ends = exact or ends
+    rate = rate if ends >= MIN_BATCH_ENDS else float("nan")
+    written = after_warmup_points(samples, warmup, "generated-records")
+    return Measured(mode, rate, median(processed), ends, before, after,
+                    slope(written) if len(written) >= 3 else float("nan"))
+
+
+async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
+                  mode: str, cap: int | None = None, off: str = "1") -> Measured:
+    """One side alone: the pair's two runs follow each other."""
+    with switched_off(off if mode == "bare" else None):  # the platform and every child it starts see it
+        spec, options = experiment(registry, opts, mode, cap)
         platform = registry.platforms[options["platform"]].create(options, registry)
         before = load_note()
         samples: list[tuple[float, dict[str, float]]] = []
@@ -198,21 +240,57 @@ async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: f
                     await platform.delete_topics(spec)
         finally:
             await platform.close()
+    return summarize(mode, samples, warmup, before, load_note())
+
+
+async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
+                           bare_first: bool, cap: int | None = None, off: str = "1") -> dict[str, Measured]:
+    """Both sides at once, on one broker, each with its own topics, generators, consumer
+    group and quarter-core CPU limit, sampled in turns over the same wall-clock window.
+
+    Why: run one after the other, the same SUT's reading moved by 15-30 % between pairs
+    and fell by half over an hour (2026-12-01 and 2026-12-02), more than any
+    instrumentation costs; measured together, whatever the machine does in that minute
+    it does to both. Both SUTs are started (one after the other: the switch is read
+    when a child is spawned) before either side's load begins, so their windows are the
+    same. What this does not count: the samplers' own CPU in bench's process, which both
+    sides share, as the SUT's cost; that is the point of a CPU limit per instance, and
+    on a cluster those samplers run outside the SUT's pods."""
+    sides = {mode: experiment(registry, opts, mode, cap) for mode in MODES}
+    offs: dict[str, str | None] = {"instrumented": None, "bare": off}
+    platform = registry.platforms[sides["instrumented"][1]["platform"]].create(sides["instrumented"][1], registry)
+    before = load_note()
+    samples: dict[str, list[tuple[float, dict[str, float]]]] = {m: [] for m in MODES}
+    order = MODES[::-1] if bare_first else MODES
+    await platform.open()
+    try:
+        for mode in order:
+            await platform.reset_topics(sides[mode][0])
+        try:
+            for mode in order:
+                with switched_off(offs[mode]):
+                    await platform.start_sut(sides[mode][0])
+            for mode in order:
+                await platform.start_generators(sides[mode][0])
+            started = time.monotonic()
+            while time.monotonic() - started < seconds:
+                for mode in order:
+                    with switched_off(offs[mode]):
+                        sample = await platform.sample(sides[mode][0])
+                    samples[mode].append((sample.timestamp, dict(sample.values)))
+                await asyncio.sleep(interval)
+            for mode in order:
+                await platform.stop_generators(sides[mode][0])
+        finally:
+            for mode in order:
+                try:
+                    await platform.stop_sut(sides[mode][0])
+                finally:
+                    await platform.delete_topics(sides[mode][0])
     finally:
-        os.environ.pop(ENV, None)
-    processed = after_warmup(samples, warmup, "spark-processed-rate")
-    rows = after_warmup_points(samples, warmup, "spark-input-rows")
-    ends = batch_ends(rows)
-    # Uncapped micro-batches at saturation grow: each takes all that arrived during the
-    # last. On a slower 2-core machine one UC1 batch outlasted the 60 s counted, and the
-    # row count's slope said 0 records/s (2026-11-27, commit 5eaabf4). A rate needs a
-    # batch ending inside the window on both sides of it; otherwise there is no figure.
-    rate, exact = window_rate(samples, warmup, rows)
-    ends = exact or ends
-    rate = rate if ends >= MIN_BATCH_ENDS else float("nan")
-    written = after_warmup_points(samples, warmup, "generated-records")
-    return Measured(mode, rate, median(processed), ends, before, load_note(),
-                    slope(written) if len(written) >= 3 else float("nan"))
+        await platform.close()
+    after = load_note()
+    return {mode: summarize(mode, samples[mode], warmup, before, after) for mode in MODES}
 
 
 def main() -> int:
@@ -235,6 +313,10 @@ def main() -> int:
     parser.add_argument("--off", default="1", choices=("1", *PARTS),
                         help="what the bare side switches off: 1 (everything, the default), commits (the SUT's "
                         "offset commits only) or samplers (lag, latency and informational sampling only)")
+    parser.add_argument("--together", action="store_true",
+                        help="run each pair's two sides at the same time on one broker (each its own topics, "
+                        "generators and CPU limit) instead of one after the other: the machine's drift "
+                        "between runs cancels")
     args = parser.parse_args()
     plugins = [p.strip() for p in (args.plugin or ("uc1" if args.quick else "uc1,uc2,uc3,uc4")).split(",")]
     pairs = args.pairs or (1 if args.quick else 4)  # an even number: each order equally often
@@ -251,7 +333,8 @@ def main() -> int:
     print(f"{pairs} pair(s) of {seconds:g}-s runs (first {warmup:g} s not counted), {args.cpu_per_instance:g} core "
           f"per instance, {args.connector} connector, "
           f"{f'at most {cap:,} records per micro-batch' if cap else 'micro-batches uncapped'}; "
-          f"bare: {'no instrumentation' if args.off == '1' else f'no {args.off}'}", flush=True)
+          f"bare: {'no instrumentation' if args.off == '1' else f'no {args.off}'}"
+          f"{'; both sides at once' if args.together else '; the sides one after the other'}", flush=True)
     results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
     for i in range(pairs):
         for plugin in plugins:
@@ -263,8 +346,15 @@ def main() -> int:
                 "platform_name": "embedded", "results_dir": tempfile.mkdtemp(prefix="bench-observer-"),
             }
             order = MODES if i % 2 == 0 else MODES[::-1]
-            for mode in order:
-                done = asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode, cap, args.off))
+            if args.together:
+                both = asyncio.run(measure_together(registry, opts, seconds, warmup, args.interval,
+                                                    bare_first=i % 2 == 1, cap=cap, off=args.off))
+                runs = [both[mode] for mode in order]
+            else:
+                runs = (asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode, cap, args.off))
+                        for mode in order)
+            for done in runs:
+                mode = done.mode
                 results[plugin][mode].append(done)
                 read = (f"{done.rate:10,.0f} records/s read" if math.isfinite(done.rate) else
                         f"not measurable ({done.batches} batch end(s) counted, {MIN_BATCH_ENDS} needed; a longer "

@@ -181,6 +181,49 @@ def test_the_observer_script_marks_a_sut_that_kept_up() -> None:
     assert observer.slope(counts) == pytest.approx(20_000.0)
 
 
+def test_the_observer_scripts_sides_together_differ_only_in_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run at once on one platform, the bare side's SUT is spawned and sampled with the
+    switch set and the instrumented side's without it; both are sampled over the same
+    window, and the switch is unset after (a leak would make every later run bare)."""
+    import asyncio
+    import os
+    from types import SimpleNamespace
+
+    observer = script("observer_effect")
+    seen: list[tuple[str, str, str | None]] = []
+
+    class Platform:
+        async def open(self) -> None: ...
+        async def close(self) -> None: ...
+        async def reset_topics(self, spec: Any) -> None: ...
+        async def delete_topics(self, spec: Any) -> None: ...
+        async def stop_sut(self, spec: Any) -> None: ...
+        async def start_generators(self, spec: Any) -> None: ...
+        async def stop_generators(self, spec: Any) -> list[Any]:
+            return []
+
+        async def start_sut(self, spec: Any) -> None:
+            seen.append(("start", spec, os.environ.get(instrumentation.ENV)))
+
+        async def sample(self, spec: Any) -> Any:
+            seen.append(("sample", spec, os.environ.get(instrumentation.ENV)))
+            return SimpleNamespace(timestamp=float(len(seen)), values={})
+
+    monkeypatch.delenv(instrumentation.ENV, raising=False)
+    monkeypatch.setattr(observer, "experiment", lambda registry, opts, mode, cap: (mode, {"platform": "fake"}))
+    registry = SimpleNamespace(platforms={"fake": SimpleNamespace(create=lambda options, registry: Platform())})
+    for bare_first in (False, True):
+        seen.clear()
+        both = asyncio.run(observer.measure_together(registry, {}, 0.05, 0.0, 0.01, bare_first, off="commits"))
+        assert {m.mode for m in both.values()} == {"instrumented", "bare"}
+        starts = [(spec, env) for what, spec, env in seen if what == "start"]
+        assert starts == ([("bare", "commits"), ("instrumented", None)] if bare_first
+                          else [("instrumented", None), ("bare", "commits")])
+        sampled = {(spec, env) for what, spec, env in seen if what == "sample"}
+        assert sampled == {("bare", "commits"), ("instrumented", None)}
+        assert instrumentation.ENV not in os.environ
+
+
 def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.platforms import children
