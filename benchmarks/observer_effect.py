@@ -216,37 +216,15 @@ def summarize(mode: str, samples: list[tuple[float, dict[str, float]]], warmup: 
 async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
                   mode: str, cap: int | None = None, off: str = "1") -> Measured:
     """One side alone: the pair's two runs follow each other."""
-    with switched_off(off if mode == "bare" else None):  # the platform and every child it starts see it
-        spec, options = experiment(registry, opts, mode, cap)
-        platform = registry.platforms[options["platform"]].create(options, registry)
-        before = load_note()
-        samples: list[tuple[float, dict[str, float]]] = []
-        await platform.open()
-        try:
-            await platform.reset_topics(spec)
-            try:
-                await platform.start_sut(spec)
-                await platform.start_generators(spec)
-                started = time.monotonic()
-                while time.monotonic() - started < seconds:
-                    sample = await platform.sample(spec)
-                    samples.append((sample.timestamp, dict(sample.values)))
-                    await asyncio.sleep(interval)
-                await platform.stop_generators(spec)
-            finally:
-                try:
-                    await platform.stop_sut(spec)
-                finally:
-                    await platform.delete_topics(spec)
-        finally:
-            await platform.close()
-    return summarize(mode, samples, warmup, before, load_note())
+    return (await measure_together(registry, opts, seconds, warmup, interval, False, cap, off, (mode,)))[mode]
 
 
 async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
-                           bare_first: bool, cap: int | None = None, off: str = "1") -> dict[str, Measured]:
-    """Both sides at once, on one broker, each with its own topics, generators, consumer
-    group and quarter-core CPU limit, sampled in turns over the same wall-clock window.
+                           bare_first: bool, cap: int | None = None, off: str = "1",
+                           modes: tuple[str, ...] = MODES) -> dict[str, Measured]:
+    """The sides in ``modes`` at once, on one broker, each with its own topics, generators,
+    consumer group and quarter-core CPU limit, sampled in turns over the same wall-clock
+    window (one side: :func:`measure`).
 
     Why: run one after the other, the same SUT's reading moved by 15-30 % between pairs
     and fell by half over an hour (2026-12-01 and 2026-12-02), more than any
@@ -256,12 +234,13 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
     same. What this does not count: the samplers' own CPU in bench's process, which both
     sides share, as the SUT's cost; that is the point of a CPU limit per instance, and
     on a cluster those samplers run outside the SUT's pods."""
-    sides = {mode: experiment(registry, opts, mode, cap) for mode in MODES}
+    sides = {mode: experiment(registry, opts, mode, cap) for mode in modes}
     offs: dict[str, str | None] = {"instrumented": None, "bare": off}
-    platform = registry.platforms[sides["instrumented"][1]["platform"]].create(sides["instrumented"][1], registry)
+    options = next(iter(sides.values()))[1]
+    platform = registry.platforms[options["platform"]].create(options, registry)
     before = load_note()
-    samples: dict[str, list[tuple[float, dict[str, float]]]] = {m: [] for m in MODES}
-    order = MODES[::-1] if bare_first else MODES
+    samples: dict[str, list[tuple[float, dict[str, float]]]] = {m: [] for m in modes}
+    order = modes[::-1] if bare_first else modes
     await platform.open()
     try:
         for mode in order:
@@ -288,9 +267,9 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
                 finally:
                     await platform.delete_topics(sides[mode][0])
     finally:
-        await platform.close()
+        await platform.close()  # tears down whatever a failed stop left
     after = load_note()
-    return {mode: summarize(mode, samples[mode], warmup, before, after) for mode in MODES}
+    return {mode: summarize(mode, samples[mode], warmup, before, after) for mode in modes}
 
 
 def main() -> int:
