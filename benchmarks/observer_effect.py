@@ -367,8 +367,11 @@ def main() -> int:
             orders.append(f"{plugin}: {balanced[0]:.3f} with the order cancelled (median of pairs "
                           f"{statistics.median(pair_ratios):.3f}); a pair's first run read {balanced[1] - 1:+.1%} "
                           "against its second, whichever side ran first")
+        if pair_ratios:
+            orders.append(f"{plugin}: pair ratios in run order " + ", ".join(f"{r:.3f}" for r in pair_ratios))
         ratios.append(ratio)
-        loads = load_averages(inst + bare)
+        # run together, a pair's two sides share one window and so one before / after
+        loads = load_averages(inst if args.together else inst + bare)
         note = f" ({unsaturated} pair(s) not saturated: the SUT kept up; a higher --load)" if unsaturated else ""
         print(f"| {plugin}{note} | {median([m.rate for m in inst if math.isfinite(m.rate)]):,.0f} | "
               f"{median([m.rate for m in bare if math.isfinite(m.rate)]):,.0f} | "
