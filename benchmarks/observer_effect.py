@@ -12,9 +12,14 @@ its micro-batches run back to back at its maximum rate, through the platform exa
   (``bench.runtime.instrumentation``): no offset commits, no lag, latency or
   informational samplers; only Spark's own progress events are read.
 
-The two alternate within one run (A B B A ...), so drifting machine load hits both
-alike, and the ratio is taken with the order cancelled (:func:`order_balanced`): the
-first run of a pair read more than the second in either order on 2026-12-01. The
+By default (since 2026-12-02) a pair's two sides run at the same time on one broker,
+each with its own topics, generators, consumer group and CPU limit, sampled in turns
+over the same window, so that whatever the machine does in those minutes hits both:
+run one after the other (``--no-together``), pairs drifted by 15-30 % between them,
+more than any instrumentation costs. The order of the two sides' start alternates
+between pairs (A B, B A, ...), and the ratio is taken with the order cancelled
+(:func:`order_balanced`): the first run of a pair read more than the second in either
+order on 2026-12-01. The
 figure per run is the rows the query's micro-batches read (the cumulative
 ``spark-input-rows``) between the first and the last batch end after the warm-up
 (``spark-batch-end``, exact; since 2026-12-01, before: the slope of the sampled row
@@ -58,6 +63,10 @@ from _common import banner, commit, load_averages, load_note, median
 SATURATING = {"uc1": 80_000.0, "uc2": 60_000.0, "uc3": 60_000.0, "uc4": 7.0}
 #: the quick mode's per-trigger cap: uncapped, a saturated UC1 batch outlasted a 25-s window
 QUICK_CAP = 20_000
+#: the per-trigger cap otherwise: batches that end inside the 80-s window several times
+#: (4-6 ends per run for UC1 and UC2 at 200,000, UC4 at 50,000, with both sides at once
+#: on 2026-12-02; uncapped, one UC1 batch outlasted the window)
+DEFAULT_CAP = {"uc1": 200_000, "uc2": 200_000, "uc3": 100_000, "uc4": 50_000}
 MODES = ("instrumented", "bare")
 
 
@@ -285,23 +294,23 @@ def main() -> int:
     parser.add_argument("--cpu-per-instance", type=float, default=0.25)
     parser.add_argument("--connector", default="native", choices=("native", "python"))
     parser.add_argument("--max-per-trigger", type=int, default=None,
-                        help="records per micro-batch at most, for both sides (default: uncapped, as bench run; "
-                        f"quick: {QUICK_CAP:,})")
+                        help="records per micro-batch at most, for both sides (default per use case: "
+                        f"{', '.join(f'{p} {c:,}' for p, c in DEFAULT_CAP.items())}; quick: {QUICK_CAP:,})")
     from bench.runtime.instrumentation import PARTS
 
     parser.add_argument("--off", default="1", choices=("1", *PARTS),
                         help="what the bare side switches off: 1 (everything, the default), commits (the SUT's "
                         "offset commits only) or samplers (lag, latency and informational sampling only)")
-    parser.add_argument("--together", action="store_true",
+    parser.add_argument("--together", action=argparse.BooleanOptionalAction, default=True,
                         help="run each pair's two sides at the same time on one broker (each its own topics, "
-                        "generators and CPU limit) instead of one after the other: the machine's drift "
-                        "between runs cancels")
+                        "generators and CPU limit), the default, so that the machine's drift between runs "
+                        "cancels; --no-together runs them one after the other")
     args = parser.parse_args()
     plugins = [p.strip() for p in (args.plugin or ("uc1" if args.quick else "uc1,uc2,uc3,uc4")).split(",")]
     pairs = args.pairs or (1 if args.quick else 4)  # an even number: each order equally often
     seconds = args.seconds or (45.0 if args.quick else 120.0)
     warmup = args.warmup if args.warmup is not None else (20.0 if args.quick else 40.0)
-    cap = args.max_per_trigger or (QUICK_CAP if args.quick else None)
+    caps = {p: args.max_per_trigger or (QUICK_CAP if args.quick else DEFAULT_CAP.get(p)) for p in plugins}
 
     from bench.logs import configure_logging
     from bench.plugins import load_plugins
@@ -309,9 +318,10 @@ def main() -> int:
     configure_logging("console", 0)
     registry = load_plugins()
     banner(f"observer effect, {', '.join(plugins)}; commit {commit()}")
+    capped = ", ".join(f"{p} {c:,}" if c else f"{p} uncapped" for p, c in caps.items())
     print(f"{pairs} pair(s) of {seconds:g}-s runs (first {warmup:g} s not counted), {args.cpu_per_instance:g} core "
           f"per instance, {args.connector} connector, "
-          f"{f'at most {cap:,} records per micro-batch' if cap else 'micro-batches uncapped'}; "
+          f"records per micro-batch at most {capped}; "
           f"bare: {'no instrumentation' if args.off == '1' else f'no {args.off}'}"
           f"{'; both sides at once' if args.together else '; the sides one after the other'}", flush=True)
     results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
@@ -325,6 +335,7 @@ def main() -> int:
                 "platform_name": "embedded", "results_dir": tempfile.mkdtemp(prefix="bench-observer-"),
             }
             order = MODES if i % 2 == 0 else MODES[::-1]
+            cap = caps[plugin]
             if args.together:
                 both = asyncio.run(measure_together(registry, opts, seconds, warmup, args.interval,
                                                     bare_first=i % 2 == 1, cap=cap, off=args.off))

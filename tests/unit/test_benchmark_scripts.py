@@ -228,6 +228,44 @@ def test_the_observer_scripts_sides_together_differ_only_in_the_switch(monkeypat
     assert instrumentation.ENV not in os.environ
 
 
+def test_the_observer_script_runs_both_sides_at_once_by_default_with_each_use_case_s_cap(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without options a pair runs together (sequential pairs drifted by more than the effect)
+    and each use case gets its own per-trigger cap; --no-together and --max-per-trigger
+    still choose otherwise. The table's ratio comes from what was measured."""
+    observer = script("observer_effect")
+    calls: list[tuple[str, str, int | None]] = []
+
+    def measured(mode: str, rate: float) -> Any:
+        return observer.Measured(mode, rate, rate, 5, "load average 1.00 1.00 1.00 on 2 cores",
+                                 "load average 2.00 2.00 2.00 on 2 cores", written=10 * rate)
+
+    async def together(registry: Any, opts: dict[str, Any], *args: Any, cap: int | None = None,
+                       **kw: Any) -> dict[str, Any]:
+        calls.append(("together", opts["plugin"], cap))
+        return {"instrumented": measured("instrumented", 990.0), "bare": measured("bare", 1000.0)}
+
+    async def alone(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
+                    mode: str, cap: int | None = None, off: str = "1") -> Any:
+        calls.append(("alone", opts["plugin"], cap))
+        return measured(mode, 990.0 if mode == "instrumented" else 1000.0)
+
+    monkeypatch.setattr(observer, "measure_together", together)
+    monkeypatch.setattr(observer, "measure", alone)
+    monkeypatch.setattr("bench.plugins.load_plugins", lambda: None)
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc1,uc4", "--pairs", "2"])
+    assert observer.main() == 0  # 0.990 >= 0.98
+    assert calls == [("together", "uc1", 200_000), ("together", "uc4", 50_000)] * 2
+    out = capsys.readouterr().out
+    assert "both sides at once" in out and "**0.990**" in out
+    assert "1.00 1.00 1.00 / 2.00 2.00 2.00; 1.00 1.00 1.00 / 2.00 2.00 2.00 |" in out  # one note per pair
+    calls.clear()
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc2", "--pairs", "1", "--no-together",
+                                      "--max-per-trigger", "1000"])
+    observer.main()
+    assert calls == [("alone", "uc2", 1000)] * 2
+
+
 def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.platforms import children
