@@ -34,8 +34,8 @@ one quarter-core instance processes.
 The last lines are a Markdown table to paste into docs/performance.md, with the date,
 commit and the load average before and after each run.
 
-    .venv/bin/python benchmarks/observer_effect.py --quick          # UC1, 1 pair of 45-s runs, ~4 min
-    .venv/bin/python benchmarks/observer_effect.py                  # UC1-UC4, 4 pairs of 120-s runs
+    .venv/bin/python benchmarks/observer_effect.py --quick          # UC1, 1 pair of 45-s runs, ~3 min
+    .venv/bin/python benchmarks/observer_effect.py                  # UC1-UC4, 4 pairs of 120-s runs, ~50 min
 """
 
 from __future__ import annotations
