@@ -34,7 +34,7 @@ one quarter-core instance processes.
 The last lines are a Markdown table to paste into docs/performance.md, with the date,
 commit and the load average before and after each run.
 
-    .venv/bin/python benchmarks/observer_effect.py --quick          # UC1, 1 pair of 45-s runs, ~3 min
+    .venv/bin/python benchmarks/observer_effect.py --quick          # UC1, 1 pair of 75-s runs, ~3 min
     .venv/bin/python benchmarks/observer_effect.py                  # UC1-UC4, 4 pairs of 120-s runs, ~50 min
 """
 
@@ -60,12 +60,24 @@ from _common import banner, commit, load_averages, load_note, median
 #: quarter core kept up with 20,000 UC2 and UC3 records/s and with UC4's 6 levels
 #: (2026-12-01), so these are higher than what the slower machines needed; the run
 #: says when a SUT kept up all the same (:data:`KEPT_UP`).
-SATURATING = {"uc1": 80_000.0, "uc2": 60_000.0, "uc3": 60_000.0, "uc4": 7.0}
+#: UC3's is lower since 2026-12-02: with both sides at once, two 60,000-records/s
+#: generators left each UC3 instance ~2,000 records/s and 3 batch ends per run; at 20,000
+#: it read 6,000-8,700 with 11-15 ends (240-s runs), still far from keeping up.
+SATURATING = {"uc1": 80_000.0, "uc2": 60_000.0, "uc3": 20_000.0, "uc4": 7.0}
+#: the quick mode's: two 80,000-records/s generators beside both sides' SUTs left each
+#: UC1 instance ~900-2,500 records/s and 2-3 batch ends in its 25-s window, too few to
+#: measure (2026-12-02); lighter generators leave the SUTs the cores
+QUICK_LOAD = {"uc1": 20_000.0, "uc2": 20_000.0, "uc3": 20_000.0}
 #: the quick mode's per-trigger cap: uncapped, a saturated UC1 batch outlasted a 25-s window
 QUICK_CAP = 20_000
+#: the quick mode's run and warm-up: with both sides at once, 20 s of warm-up left each
+#: UC1 instance in its start (~1,000 records/s, 2 batch ends from 20 to 45 s at a cap of
+#: 10,000 or 20,000; 2026-12-02), where 40 s reached ~11,000
+QUICK_SECONDS, QUICK_WARMUP = 75.0, 45.0
 #: the per-trigger cap otherwise: batches that end inside the 80-s window several times
 #: (4-6 ends per run for UC1 and UC2 at 200,000, UC4 at 50,000, with both sides at once
-#: on 2026-12-02; uncapped, one UC1 batch outlasted the window)
+#: on 2026-12-02, UC3 11-15 at 100,000 in 240-s runs; uncapped, one UC1 batch outlasted
+#: the window)
 DEFAULT_CAP = {"uc1": 200_000, "uc2": 200_000, "uc3": 100_000, "uc4": 50_000}
 MODES = ("instrumented", "bare")
 
@@ -283,12 +295,12 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="UC1 only, 1 pair of 45-s runs")
+    parser.add_argument("--quick", action="store_true", help="UC1 only, 1 pair of 75-s runs (45 s not counted)")
     parser.add_argument("--plugin", default=None, help="use cases, comma-separated (default uc1,uc2,uc3,uc4)")
     parser.add_argument("--pairs", type=int, default=None,
                         help="instrumented/bare pairs per use case (default 4: each order twice)")
-    parser.add_argument("--seconds", type=float, default=None, help="per run (default 120; quick 45)")
-    parser.add_argument("--warmup", type=float, default=None, help="seconds not counted (default 40; quick 20)")
+    parser.add_argument("--seconds", type=float, default=None, help="per run (default 120; quick 75)")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds not counted (default 40; quick 45)")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between reads of the progress")
     parser.add_argument("--load", type=float, default=None, help="records/s for every use case (default: saturating)")
     parser.add_argument("--cpu-per-instance", type=float, default=0.25)
@@ -308,8 +320,8 @@ def main() -> int:
     args = parser.parse_args()
     plugins = [p.strip() for p in (args.plugin or ("uc1" if args.quick else "uc1,uc2,uc3,uc4")).split(",")]
     pairs = args.pairs or (1 if args.quick else 4)  # an even number: each order equally often
-    seconds = args.seconds or (45.0 if args.quick else 120.0)
-    warmup = args.warmup if args.warmup is not None else (20.0 if args.quick else 40.0)
+    seconds = args.seconds or (QUICK_SECONDS if args.quick else 120.0)
+    warmup = args.warmup if args.warmup is not None else (QUICK_WARMUP if args.quick else 40.0)
     caps = {p: args.max_per_trigger or (QUICK_CAP if args.quick else DEFAULT_CAP.get(p)) for p in plugins}
 
     from bench.logs import configure_logging
@@ -327,7 +339,7 @@ def main() -> int:
     results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
     for i in range(pairs):
         for plugin in plugins:
-            load = args.load or SATURATING.get(plugin, 60_000.0)
+            load = args.load or (args.quick and QUICK_LOAD.get(plugin)) or SATURATING.get(plugin, 60_000.0)
             opts = {
                 "plugin": plugin, "loads": f"{load:g}", "resources": "1", "duration": seconds,
                 "warmup": min(warmup, seconds / 2), "repetitions": 1,
