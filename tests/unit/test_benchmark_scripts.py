@@ -264,6 +264,18 @@ def test_the_observer_script_runs_both_sides_at_once_by_default_with_each_use_ca
                                       "--max-per-trigger", "1000"])
     observer.main()
     assert calls == [("alone", "uc2", 1000)] * 2
+    seen: list[tuple[str, float, float]] = []
+
+    async def quick(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, *args: Any,
+                    **kw: Any) -> dict[str, Any]:
+        seen.append((opts["loads"], seconds, warmup))
+        return await together(registry, opts, cap=kw.get("cap"))
+
+    monkeypatch.setattr(observer, "measure_together", quick)
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--quick"])
+    assert observer.main() == 0
+    # both sides at once at a load that leaves them the cores, past the instances' start
+    assert seen == [("20000", 75.0, 45.0)]
 
 
 def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
