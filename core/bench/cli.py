@@ -162,8 +162,10 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 @click.option("--duration", type=float, metavar="S", help="Seconds of load per repetition.")
 @click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
 @click.option("--repetitions", type=int, metavar="N", help="Repetitions per experiment.")
-@click.option("--search", type=click.Choice(["full", "linear", "binary", "initial-guess"]),
-              help="Search strategy (default linear).")
+@click.option("--search", type=click.Choice(["bracket", "full", "linear", "binary", "initial-guess"]),
+              help="Search strategy (default bracket: the heaviest load first, and a load between two loads of the "
+                   "same demand takes it without an experiment, marked inferred; linear is the reference's walk "
+                   "from the lightest load).")
 @click.option("--lower-bound/--no-lower-bound", default=None,
               help="Skip resources below the demand of a smaller load (default on).")
 @click.option("--metric", type=click.Choice(["demand", "capacity"]), help="What to find (default demand).")
@@ -197,7 +199,8 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
                    "load with the fewest resources), predict each load's demand from it and start the search "
                    "there: the prediction and its neighbour are measured, so the table stays measured; the "
                    "prediction is printed and kept beside it (exp<id>-prediction.json). The search then walks "
-                   "as initial-guess from there (linear and binary find the same table); not with --search full.")
+                   "as initial-guess from there (bracket, linear and binary find the same table); not with "
+                   "--search full.")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
               help="Where to run (see Platforms below).")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")

@@ -30,6 +30,7 @@ from bench.files import load_yaml
 from bench.launch_checks import (
     check_bootstrap_servers,
     check_job_script,
+    check_no_lower_bound,
     check_object_names,
     check_options,
     check_port_free,
@@ -154,6 +155,8 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
         strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
     if opts.get("lower_bound") is not None:
         strategy["restrictions"] = ["LowerBound"] if opts["lower_bound"] else []
+        if not opts["lower_bound"]:
+            check_no_lower_bound(strategy)
     if strategy:
         ex["strategy"] = strategy
     given = {key: opts[option] for option, key in bounds.CLI_THRESHOLD_OPTIONS.items() if opts.get(option) is not None}
@@ -405,3 +408,4 @@ def validate_file(registry: Registry, path: Path, benchmark_path: Path | None) -
     prepared = resolve_run(registry, {"plugin": bench.useCase, "execution_file": path,
                                       "benchmark_file": benchmark_path})
     return f"{path}: valid execution {prepared.execution.name!r} of benchmark {prepared.benchmark.name!r}"
+

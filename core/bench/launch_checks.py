@@ -26,7 +26,7 @@ from typing import Any
 from bench import bounds, files
 from bench.errors import UserError
 from bench.files import FileError
-from bench.model import ConfigError
+from bench.model import BRACKET, ConfigError, StrategyDef
 
 #: a host name as Kafka's clients accept it: DNS labels of letters, digits and '-'
 _HOST = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -91,7 +91,19 @@ def check_options(opts: Mapping[str, Any]) -> None:
 
 #: strategies whose table the prediction's walk finds as well: each assumes that the
 #: verdicts are monotone in the resources (loads), as the walk does
-PREDICTABLE_STRATEGIES = ("linear", "binary", "initial-guess")
+PREDICTABLE_STRATEGIES = ("bracket", "linear", "binary", "initial-guess")
+
+
+def check_no_lower_bound(strategy: dict[str, Any]) -> None:
+    """``--no-lower-bound`` with the default search, which rests on it, is refused rather
+    than run as another search than the one the run would name."""
+    try:
+        name = StrategyDef.model_validate(strategy).resolved()[0]
+    except ValueError:
+        return  # malformed: the execution's own validation names the field
+    if name == BRACKET:
+        raise ConfigError(f"--no-lower-bound: the search {BRACKET!r} rests on the lower bound; "
+                          "add --search linear (or binary, initial-guess, full) to search without it")
 
 
 def check_predict(predict: bool, strategy: str) -> None:

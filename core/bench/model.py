@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from bench.model_base import (  # noqa: F401  (re-exported: callers import them from bench.model)
+    BRACKET,
     STRATEGY_ALIASES,
     Benchmark,
     ConfigError,
@@ -222,13 +223,16 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
         _validate_slo_props(f"slo {slo.name!r} properties", registry, slo.sloType, slo.properties)
     if not effective_slos(bench, execution):
         raise ConfigError("benchmark.slos: at least one SLO is needed to decide pass or fail")
-    strategy, _ = execution.execution.strategy.resolved()
+    strategy, lower_bound = execution.execution.strategy.resolved()
     if strategy not in registry.search_strategies:
         raise _one_of(
             "execution.execution.strategy.name",
             strategy,
             set(registry.search_strategies) | set(STRATEGY_ALIASES) | {"RestrictionSearch"},
         )
+    if strategy == BRACKET and not lower_bound:
+        raise ConfigError("execution.execution.strategy.restrictions: the bracket search rests on the lower bound "
+                          "(LowerBound); without it use --search linear, binary, initial-guess or full")
     for i, config_override in enumerate(execution.configOverrides):
         if config_override.patcher.type not in registry.patchers:
             raise _one_of(

@@ -171,6 +171,9 @@ class SloOverride(_Model):
     query: str | None = None
 
 
+#: bench's default search (bench.search_bracket): it needs the lower bound
+BRACKET = "bracket"
+
 #: accepted strategy names -> registered strategy name
 STRATEGY_ALIASES = {
     "FullSearch": "full",
@@ -181,7 +184,8 @@ STRATEGY_ALIASES = {
 
 
 class StrategyDef(_Model):
-    name: str = "linear"
+    #: bench's own default; a reference file always names its strategy (model_reference)
+    name: str = BRACKET
     restrictions: list[Literal["LowerBound"]] = Field(default_factory=lambda: ["LowerBound"])  # type: ignore[arg-type]
     searchStrategy: str | None = None
     guessStrategy: str | None = None

@@ -77,7 +77,7 @@ def draw_scalability(ax: Any, outcome: RunOutcome, name: str, load_type: str) ->
         ax.set_ylabel(f"{load_label.replace('load: ', 'heaviest passing load: ')}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.plot(xs, ys, marker="o")
-    if inferred:  # hollow markers: given by the lower-bound assumption, not measured
+    if inferred:  # hollow markers: given by the monotone assumption, not measured
         hollow = [i for i, k in enumerate(passed) if k in inferred]
         ax.plot([xs[i] for i in hollow], [ys[i] for i in hollow], linestyle="none", marker="o", markersize=10,
                 markerfacecolor="white", label="inferred (lower bound), not measured")

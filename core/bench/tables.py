@@ -18,8 +18,9 @@ Each entry is measured unless noted (:data:`INFERRED`, :data:`UNDECIDED`):
 
 * inferred: the lower-bound assumption gave it, no experiment measured that pair (a
   capacity carried over from the previous resource amount; a demand of "none" for a
-  load after one that no resource amount passed). With ``lower_bound`` the table applies
-  the same assumption as the search, so a stored run gives the same table again;
+  load after one that no resource amount passed; a heavier load's demand for a lighter
+  one, as the bracket search concludes). With ``lower_bound`` the table applies the same
+  assumption as the search, so a stored run gives the same table again;
 * undecided: an experiment that could have changed the entry ended in ``error`` (no
   verdict): the demand may be smaller (the capacity greater) than shown.
 
@@ -111,13 +112,19 @@ def build_run_table(
     all_loads = sorted({*(loads or ()), *(k[0] for k in measured)}, key=lambda x: x if not decreasing else -x)
     if metric == "demand":
         keys = list(loads) if loads is not None and complete else sorted({k[0] for k in measured})
-        return RunTable(metric, *_demand(keys, measured), decreasing=decreasing)
+        return RunTable(metric, *_demand(keys, measured, lower_bound, decreasing), decreasing=decreasing)
     keys = list(resources) if resources is not None and complete else sorted({k[1] for k in measured})
     return RunTable(metric, *_capacity(sorted(keys), all_loads, measured, lower_bound, decreasing),
                     decreasing=decreasing)
 
 
-def _demand(keys: Iterable[float], measured: dict[tuple[float, float], bool | None]) -> tuple[Table, Notes]:
+def _demand(keys: Iterable[float], measured: dict[tuple[float, float], bool | None],
+            lower_bound: bool = False, decreasing: bool = False) -> tuple[Table, Notes]:
+    """Per load the least passing resources; with ``lower_bound`` (demand never falls as the
+    load rises) a load with failures only, each below a heavier load's demand, or none at
+    all, takes the least of those demands: the bracket search's upper bound. Under the
+    other strategies such a load never has a heavier one that passed (a load no resource
+    amount passed ends their search), so the rule changes none of their tables."""
     table: Table = {}
     notes: Notes = {}
     for load in sorted(keys):
@@ -125,7 +132,12 @@ def _demand(keys: Iterable[float], measured: dict[tuple[float, float], bool | No
         passing = [r for r, v in here.items() if v is True]
         value = min(passing) if passing else None
         words = []
-        if not here:
+        if value is None and lower_bound and all(v is False for v in here.values()):
+            above = [r for (x, r), v in measured.items() if v is True and heavier(x, load, decreasing)]
+            if above and all(r < min(above) for r in here):
+                value = min(above)
+                words.append(INFERRED)  # a heavier load passed there; nothing here passed below it
+        if not here and not words:
             words.append(INFERRED)  # a load the lower bound skipped: never measured
         if any(v is None and (value is None or r < value) for r, v in here.items()):
             words.append(UNDECIDED)
@@ -275,7 +287,8 @@ def legend(notes: Notes | None, indent: str = "  ") -> list[str]:
     words = {w for note in (notes or {}).values() for w in note.split()}
     lines = []
     if INFERRED in words:
-        lines.append(f"{indent}inferred: given by the lower-bound assumption; no experiment measured it")
+        lines.append(f"{indent}inferred: given by the monotone assumption (the lower bound, or a heavier load's "
+                     "demand); no experiment measured it")
     if UNDECIDED in words:
         lines.append(f"{indent}undecided: an experiment that could change it ended in error (no verdict)")
     return lines

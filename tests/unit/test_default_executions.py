@@ -7,8 +7,8 @@ registry, so these tests follow whatever the defaults are. They check that
 
 * it is valid: ``prepare_run`` with only ``--plugin NAME`` succeeds;
 * it has at least two loads and two resource values (a table that can show scaling);
-* its worst case fits 8 minutes (the arithmetic is in :func:`worst_case_experiments`
-  and :func:`per_experiment_s`);
+* its worst case fits 8 minutes (the experiments counted by :func:`worst_case_experiments`,
+  the seconds by :func:`per_experiment_s`);
 * for ``calibrated``, whose per-instance capacity is a parameter, its loads straddle
   that capacity exactly: the lowest load needs the lowest resource value, the highest
   needs more, and the highest resource value is enough for it;
@@ -24,10 +24,13 @@ the SUT there.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.api import SearchProblem
 from bench.execution.deployment import build_objects, merged_params
 from bench.execution.experiments import _OVERHEAD_S
 from bench.launch import PreparedRun, prepare_run
@@ -59,21 +62,36 @@ def load_rates(registry: Any, prepared: PreparedRun) -> list[float]:
     return [records_per_second(registry, prepared, load) for load in prepared.execution.load.loadValues]
 
 
-def worst_case_experiments(ex: Execution) -> int:
+def worst_case_experiments(registry: Any, ex: Execution) -> int:
     """The most SLO experiments the default search can run (each of ``repetitions``).
 
-    Linear search with the ``LowerBound`` restriction (demand): load k starts at the
-    resource index load k-1 passed at (f(k-1)) and walks up to its own (f(k)), which
-    costs f(k) - f(k-1) + 1 experiments, and the first load starts at index 0; the sum
-    is f(last) + loads <= resources - 1 + loads. A load that passes nowhere walks to the
-    end and the loads after it are not run, which gives the same bound. Any other search
-    is bounded by the whole grid, loads x resources.
+    Counted by running the configured strategy itself over every monotone demand table
+    whose lightest load passes on the fewest resources, as every use case's defaults are
+    chosen ("the lowest load within what one instance sustains"; for calibrated its loads
+    straddle the capacity, checked below). Linear search with the lower bound then runs
+    at most ``resources + loads - 1`` experiments; bracket (the default) as many for two
+    loads: the heaviest load walks all resource values, the lightest passes on the first.
+    A table whose lightest load needs more runs more under bracket (it walks the
+    lightest load up again): such defaults would show no scaling and are not these.
     """
-    loads, resources = len(ex.load.loadValues), len(ex.resources.resourceValues)
+    loads, resources = list(ex.load.loadValues), list(ex.resources.resourceValues)
     name, lower_bound = ex.execution.strategy.resolved()
-    if ex.execution.metric == "demand" and name == "linear" and lower_bound:
-        return loads + resources - 1
-    return loads * resources
+    strategy = registry.search_strategies[name]
+    worst = 0
+    # demand index per load, nondecreasing, len(resources) meaning "passes nowhere"
+    for frontier in itertools.combinations_with_replacement(range(len(resources) + 1), len(loads) - 1):
+        demand = dict(zip(loads, (0, *frontier), strict=True))
+        ran: set[tuple[float, float]] = set()
+
+        async def run(load: float, res: float, demand: dict[float, int] = demand,
+                      ran: set[tuple[float, float]] = ran) -> bool:
+            ran.add((load, res))
+            return resources.index(res) >= demand[load]
+
+        problem = SearchProblem(loads, resources, run, metric="demand", lower_bound=lower_bound)
+        asyncio.run(strategy.search(problem))
+        worst = max(worst, len(ran))
+    return worst
 
 
 def per_experiment_s(ex: Execution) -> float:
@@ -106,7 +124,7 @@ def test_the_default_execution_is_valid_and_shows_scaling(registry: Any, in_tmp:
 def test_the_default_job_fits_eight_minutes_in_the_worst_case(registry: Any, in_tmp: Path, name: str) -> None:
     ex = default_run(registry, name).execution
     e = ex.execution
-    experiments = worst_case_experiments(ex) * e.repetitions
+    experiments = worst_case_experiments(registry, ex) * e.repetitions
     others = per_experiment_s(ex)
     # experiments x (duration + others) <= BUDGET_S
     longest = BUDGET_S / experiments - others

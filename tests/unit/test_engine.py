@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from bench.engine import Engine, RunConfig
 from bench.errors import UserError
-from bench.model import ConfigError, parse_benchmark, parse_execution
+from bench.model import ConfigError, StrategyDef, parse_benchmark, parse_execution
 from bench.plugins import load_plugins
 from bench.results import read_series
 
@@ -52,8 +52,10 @@ def _config(tmp_path: Path, loads: list[float], resources: list[float], **ex: An
             "benchmark": "fake",
             "load": {"loadType": "NumSensors", "loadValues": loads},
             "resources": {"resourceType": "Instances", "resourceValues": resources},
+            # the experiment orders these tests expect are the reference's linear walk; the
+            # default (bracket) has its own tests below, with no strategy written
             "execution": {"duration": 60, "warmup": 10, "repetitions": 2, "afterTeardownDelay": 0, "sampleInterval": 5,
-                          **ex},
+                          "strategy": {"name": "linear"}, **ex},
         }
     )
     return RunConfig(use_case=FAKE_USE_CASE, benchmark=bench, execution=execution, results_dir=tmp_path)
@@ -370,3 +372,43 @@ async def test_a_repetition_waits_only_for_the_slos_the_earlier_ones_left_open(r
     assert third < min(first, second) < platforms[0].samples_per_rep[0]
     assert "load=500 resources=1 rep 3/3: dropped-records decided early" in " ".join(lines)
     assert "rep 1/3: lag-trend, dropped-records decided early" in " ".join(lines)
+
+
+def _default_search(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with no strategy written: bench's default, bracket."""
+    cfg.execution.execution.strategy = StrategyDef()
+    return cfg
+
+
+async def test_the_default_search_measures_the_heaviest_load_first_and_infers_the_rest(
+    registry, tmp_path: Path
+) -> None:
+    """bracket on the real engine: the same table as linear, the heaviest load walked first,
+    and every entry no experiment measured marked inferred in the CSV and the result JSON
+    (1,500 lies between 1,100 and 1,900, which both need 2)."""
+    loads = [1100, 1500, 1900, 2500, 3500]
+    capacity = 1000
+    cfg = _default_search(_config(tmp_path, loads, [1, 2, 3, 4, 5, 6]))
+    cfg.params = {"capacity": capacity}
+    platform = FakePlatform()
+    outcome = await engine(registry, cfg, platform).run()
+    expected = {float(load): float(math.ceil(load / capacity)) for load in loads}
+    assert outcome.table == expected
+    assert platform.experiments[0] == (3500, 1)
+    measured = {load for load, _ in platform.experiments}
+    inferred = {k for k, note in outcome.notes.items() if "inferred" in note}
+    assert inferred and inferred == set(expected) - {float(x) for x in measured}
+    rows = list(csv.reader(open(tmp_path / f"exp{outcome.exp_id}_demand.csv")))
+    assert rows[0] == ["load", "resources", "note"]
+    stored = json.loads((tmp_path / f"exp{outcome.exp_id}-result.json").read_text())["table"]
+    assert {r["key"] for r in stored if r["inferred"]} == inferred
+
+
+async def test_a_flat_table_takes_one_experiment_under_the_default_search(registry, tmp_path: Path) -> None:
+    cfg = _default_search(_config(tmp_path, [500, 800], [1, 2, 3]))
+    cfg.params = {"capacity": 1000}
+    platform = FakePlatform()
+    outcome = await engine(registry, cfg, platform).run()
+    assert outcome.table == {500.0: 1.0, 800.0: 1.0}
+    assert sorted(set(platform.experiments)) == [(800, 1)]
+    assert outcome.notes == {500.0: "inferred"}

@@ -32,7 +32,7 @@ def test_valid_pair_passes(registry) -> None:
     validate_benchmark(bench, registry)
     execution = parse_execution(execution_doc())
     validate_execution(execution, bench, registry)
-    assert execution.execution.strategy.resolved() == ("linear", True)
+    assert execution.execution.strategy.resolved() == ("bracket", True)
 
 
 def test_reference_shaped_documents_are_unwrapped(registry) -> None:

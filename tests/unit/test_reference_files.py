@@ -114,7 +114,7 @@ def test_string_strategy_without_restrictions_gets_none() -> None:
     # bench's own default (no strategy written) keeps its lower bound
     bench_doc = {**doc, "execution": {"duration": 120}}
     assert not is_reference(bench_doc)
-    assert parse_execution(bench_doc).execution.strategy.resolved() == ("linear", True)
+    assert parse_execution(bench_doc).execution.strategy.resolved() == ("bracket", True)
 
 
 @pytest.mark.parametrize(

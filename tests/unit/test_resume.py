@@ -35,8 +35,9 @@ def _config(tmp_path: Path, duration: float = 60, loads: list[float] | None = No
         "benchmark": "fake",
         "load": {"loadType": "NumSensors", "loadValues": loads or [1500, 2500]},
         "resources": {"resourceType": "Instances", "resourceValues": [1, 2, 3]},
+        # the file names these tests corrupt are the linear walk's experiments
         "execution": {"duration": duration, "warmup": 10, "repetitions": 2, "afterTeardownDelay": 0,
-                      "sampleInterval": 5},
+                      "sampleInterval": 5, "strategy": {"name": "linear"}},
     })
     return RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
                      results_dir=tmp_path, **kw)

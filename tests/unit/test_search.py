@@ -66,7 +66,7 @@ async def search(
 def test_hook_registers_the_four_strategies() -> None:
     found: list[SearchStrategy] = []
     bench_register_search_strategies(register=lambda item: found.append(item))
-    assert [s.name for s in found] == list(NAMES)
+    assert [s.name for s in found] == [*NAMES, "bracket"]
     assert all(isinstance(s, SearchStrategy) and s.description for s in found)
 
 

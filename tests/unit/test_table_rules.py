@@ -152,7 +152,7 @@ def test_bench_run_prints_the_notes(tmp_path: Path, capsys: Any) -> None:
 
     print_table(RunOutcome(1, "capacity", {1.0: 2000.0, 2.0: 1000.0}, [], tmp_path, notes={2.0: tables.INFERRED}))
     out = capsys.readouterr().out
-    assert "1000 (inferred)" in out and "inferred: given by the lower-bound assumption" in out
+    assert "1000 (inferred)" in out and "inferred: given by the monotone assumption" in out
 
 
 def test_run_expect_does_not_count_an_inferred_entry_as_a_regression() -> None:

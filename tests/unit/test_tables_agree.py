@@ -1,6 +1,6 @@
 """Every form of a run's table agrees (issue 22, item 4), over stored result folders that
 the real engine writes: increasing and decreasing load types, demand and capacity, every
-built-in strategy with and without the lower bound, 1-3 repetitions, some errors (also
+built-in strategy with and without the lower bound (bracket only with it), 1-3 repetitions, some errors (also
 after a stored repetition) and the inferred entries the lower bound gives.
 
 Compared on every example: the engine's table and notes, the search strategy's own
@@ -33,7 +33,8 @@ OUTCOMES = st.sampled_from(["passed"] * 4 + ["failed"] * 4 + ["error", "late-err
 
 
 @st.composite
-def examples(draw: Any) -> dict[str, Any]:
+def examples(draw: Any, strategies: tuple[str, ...] = ("linear", "binary", "full", "initial-guess", "bracket"),
+             ) -> dict[str, Any]:
     load_type = draw(st.sampled_from(["NumSensors", "MessagePeriod"]))
     loads = sorted(draw(st.lists(st.sampled_from([10.0, 20.0, 50.0, 100.0]), min_size=1, max_size=3, unique=True)))
     resources = sorted(draw(st.lists(st.sampled_from([1.0, 2.0, 3.0]), min_size=1, max_size=3, unique=True)))
@@ -41,8 +42,9 @@ def examples(draw: Any) -> dict[str, Any]:
     return {
         "metric": draw(st.sampled_from(["demand", "capacity"])),
         "load_type": load_type, "loads": loads, "resources": resources, "outcomes": outcomes,
-        "strategy": draw(st.sampled_from(["linear", "binary", "full", "initial-guess"])),
-        "lower_bound": draw(st.sampled_from([True, True, False])),
+        "strategy": (strategy := draw(st.sampled_from(strategies))),
+        # bracket rests on the lower bound (refused without it)
+        "lower_bound": True if strategy == "bracket" else draw(st.sampled_from([True, True, False])),
         "repetitions": draw(st.integers(min_value=1, max_value=3)),
     }
 
@@ -94,5 +96,14 @@ def _check(folder: Path, ex: dict[str, Any]) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(examples())
 def test_every_form_of_the_table_agrees(ex: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _check(Path(tmp), ex)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(examples(strategies=("bracket",)))
+def test_every_form_of_the_bracket_table_agrees(ex: dict[str, Any]) -> None:
+    """bracket infers entries from heavier loads' demands: the table rules must find them
+    again in the stored verdicts, errors and non-monotone verdicts included."""
     with tempfile.TemporaryDirectory() as tmp:
         _check(Path(tmp), ex)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bench.api import Registrar
+from bench import search_bracket
+from bench.api import Registrar, SearchStrategy
 from bench.hookspecs import hookimpl
 from bench.search import STRATEGIES
 
@@ -11,3 +12,4 @@ from bench.search import STRATEGIES
 def bench_register_search_strategies(register: Registrar) -> None:
     for strategy in STRATEGIES:
         register(strategy)
+    register(SearchStrategy(search_bracket.NAME, search_bracket.DESCRIPTION, search_bracket.bracket))
