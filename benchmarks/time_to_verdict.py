@@ -63,6 +63,8 @@ class Run:
     before: str
     after: str
     prediction: Any = None
+    #: table entries no experiment measured (the default search's inferred ones)
+    inferred: int = 0
 
 
 @dataclass
@@ -105,8 +107,9 @@ async def one_run(registry: Any, opts: dict[str, Any], mode: str) -> Run:
     before = load_note()
     started = time.monotonic()
     outcome = await run_benchmark(registry, prepared, opts)
+    inferred = sum("inferred" in note.split() for note in (outcome.notes or {}).values())
     return Run(mode, time.monotonic() - started, dict(outcome.table), list(outcome.records), before, load_note(),
-               outcome.prediction)
+               outcome.prediction, inferred)
 
 
 def describe(record: Any) -> str:
@@ -237,7 +240,8 @@ def main() -> int:
                                                             for k, v in demand.items()}
                         expected = " = exact" if run.table == exact else f"  << exact demand is {exact}"
                     print(f"round {rnd + 1} {plugin} {mode:9}: {run.seconds:8.1f} s, {len(run.records)} experiments,"
-                          f" table {run.table}{expected} ({run.before} before, {run.after} after)", flush=True)
+                          f" table {run.table}{expected}, {run.inferred} entries inferred ({run.before} before, "
+                          f"{run.after} after)", flush=True)
                     for record in run.records:
                         print(f"    {describe(record)}", flush=True)
                 if "reference" in runs:
