@@ -198,9 +198,9 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
               help="First probe what one instance processes at saturation (one short experiment at the heaviest "
                    "load with the fewest resources), predict each load's demand from it and start the search "
                    "there: the prediction and its neighbour are measured, so the table stays measured; the "
-                   "prediction is printed and kept beside it (exp<id>-prediction.json). The search then walks "
-                   "as initial-guess from there (bracket, linear and binary find the same table); not with "
-                   "--search full.")
+                   "prediction is printed and kept beside it (exp<id>-prediction.json). The default search "
+                   "(bracket) starts each walk there; linear and binary are replaced by initial-guess from there "
+                   "(the same table on monotone verdicts); not with --search full.")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
               help="Where to run (see Platforms below).")
 @click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")

@@ -29,6 +29,7 @@ error below it), and a bound next to an error is the error's index, not the entr
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 
 from bench.api import SearchProblem
 from bench.model_base import BRACKET
@@ -64,8 +65,12 @@ class _Bounds:
         return (max(below) if below else None), (min(above) if above else None)
 
 
-def _guess(bounds: _Bounds, i: int, lo: int, hi: int, start: int) -> int:
-    """Interpolated between the neighbours' bounds by position; ``start`` with one side unknown."""
+def _guess(bounds: _Bounds, i: int, lo: int, hi: int, start: int, predicted: int | None = None) -> int:
+    """The prediction's index where there is one (``bench run --predict``); else interpolated
+    between the neighbours' bounds by position; ``start`` with one side unknown. The walk
+    clamps it to the bounds."""
+    if predicted is not None:
+        return predicted
     below, above = bounds.neighbours(i)
     if below is None or above is None:
         return start
@@ -90,7 +95,7 @@ def _order(m: int, first_last: bool) -> list[int]:
     return order
 
 
-async def _demand(problem: SearchProblem, run: _Memo) -> dict[float, float | None]:
+async def _demand(problem: SearchProblem, run: _Memo, guesses: Mapping[float, int]) -> dict[float, float | None]:
     loads, resources = list(problem.loads), list(problem.resources)
     n = len(resources)
     bounds = _Bounds()
@@ -102,7 +107,8 @@ async def _demand(problem: SearchProblem, run: _Memo) -> dict[float, float | Non
             found[i] = hi if hi < n else None
             bounds.low[i] = bounds.high[i] = hi
             continue
-        least = await _guess_least(_tester(run, load, resources), hi, lo, _guess(bounds, i, lo, hi, lo))
+        least = await _guess_least(_tester(run, load, resources), hi, lo,
+                                   _guess(bounds, i, lo, hi, lo, guesses.get(load)))
         errors = [j for j in range(lo, hi) if (load, resources[j]) in run.verdicts
                   and run.verdicts[(load, resources[j])] is None and (least is None or j < least)]
         if least is not None:
@@ -115,7 +121,7 @@ async def _demand(problem: SearchProblem, run: _Memo) -> dict[float, float | Non
     return {loads[i]: (resources[v] if v is not None else None) for i, v in found.items()}
 
 
-async def _capacity(problem: SearchProblem, run: _Memo) -> dict[float, float | None]:
+async def _capacity(problem: SearchProblem, run: _Memo, guesses: Mapping[float, int]) -> dict[float, float | None]:
     loads, resources = list(problem.loads), list(problem.resources)
     m = len(loads)
     bounds = _Bounds()
@@ -128,7 +134,7 @@ async def _capacity(problem: SearchProblem, run: _Memo) -> dict[float, float | N
             bounds.low[i] = bounds.high[i] = lo
             continue
         greatest = await _guess_greatest(_tester(run, res, loads, capacity=True), hi + 1, lo + 1,
-                                         _guess(bounds, i, lo, hi, lo + 1))
+                                         _guess(bounds, i, lo, hi, lo + 1, guesses.get(res)))
         value = greatest if greatest is not None else lo  # loads up to lo pass by the lower bound
         failed = [j for j in range(lo + 1, hi + 1) if j > value and run.verdicts.get((loads[j], res)) is False]
         found[i] = value if value >= 0 else None
@@ -144,7 +150,11 @@ def _tester(run: _Memo, key: float, values: list[float], capacity: bool = False)
     return test
 
 
-async def bracket(problem: SearchProblem) -> dict[float, float | None]:
+async def bracket(problem: SearchProblem, guesses: Mapping[float, int] | None = None) -> dict[float, float | None]:
+    """The table by the bracket search; ``guesses`` (key -> index, from ``bench run
+    --predict``) start each key's walk at its prediction instead of the bottom or the
+    interpolated guess. The order and the bounds stay bracket's: a prediction chooses
+    where a walk begins, never what is inferred."""
     if problem.metric not in METRICS:
         raise ValueError(f"metric: {problem.metric!r} is not one of {', '.join(METRICS)}")
     if not problem.lower_bound:
@@ -154,5 +164,5 @@ async def bracket(problem: SearchProblem) -> dict[float, float | None]:
     _check_ascending("resources", problem.resources)
     run = _Memo(problem.run)
     if problem.metric == "demand":
-        return await _demand(problem, run)
-    return await _capacity(problem, run)
+        return await _demand(problem, run, guesses or {})
+    return await _capacity(problem, run, guesses or {})

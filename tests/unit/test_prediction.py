@@ -28,13 +28,13 @@ RESOURCES = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
 
 
 def config(folder: Path, predict: bool, metric: str = "demand", loads: list[float] | None = None,
-           resources: list[float] | None = None) -> RunConfig:
+           resources: list[float] | None = None, strategy: str = "linear") -> RunConfig:
     execution = parse_execution({
         "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": loads or LOADS},
         "resources": {"resourceType": "Instances", "resourceValues": resources or RESOURCES},
         "execution": {"metric": metric, "duration": 120, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
                       "sampleInterval": 5, "earlyStop": False,
-                      "strategy": {"name": "linear", "restrictions": ["LowerBound"]}},
+                      "strategy": {"name": strategy, "restrictions": ["LowerBound"]}},
     })
     return RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
                      results_dir=folder, retries=0, predict=predict)
@@ -224,3 +224,34 @@ async def test_a_resume_without_the_flag_still_fills_in_what_was_measured(regist
     stored = json.loads((tmp_path / "exp0-prediction.json").read_text())
     assert [(e["key"], e["measured"], e["hit"]) for e in stored["entries"]] == [(4500.0, 5.0, True),
                                                                                (6500.0, 7.0, True)]
+
+
+async def test_the_default_search_starts_each_walk_at_the_prediction(registry: Registry, tmp_path: Path) -> None:
+    """bracket with --predict: its order (the heaviest load first) and bounds, each walk
+    from the prediction; the same experiments as the predicted walk here, and the progress
+    says which search ran."""
+    lines: list[str] = []
+    clock = SimClock()
+    platform = FakePlatform()
+    outcome = await Engine(registry, config(tmp_path, True, strategy="bracket"), platform,
+                           lambda m, _t=False: lines.append(m), clock=clock, sleep=clock.sleep).run()
+    assert outcome.table == {4500.0: 5.0, 6500.0: 7.0}
+    assert platform.experiments == [(6500.0, 1.0), (6500.0, 7.0), (6500.0, 6.0), (4500.0, 5.0), (4500.0, 4.0)]
+    assert any("search: bracket, each walk starting at the prediction" in line for line in lines)
+    assert outcome.prediction is not None and outcome.prediction.hits == {4500.0: True, 6500.0: True}
+
+
+async def test_with_the_prediction_a_flat_table_is_the_probe_and_one_experiment(
+        registry: Registry, tmp_path: Path) -> None:
+    """1,000 and 1,500 records/s within one instance of 2,000: the heaviest load is measured
+    on 1, the lighter one inferred; its predicted entry is "not measured", neither right
+    nor wrong."""
+    cfg = config(tmp_path, True, loads=[1000.0, 1500.0], resources=[1.0, 2.0, 3.0], strategy="bracket")
+    cfg.params = {"capacity": 2000}
+    platform = FakePlatform()
+    clock = SimClock()
+    outcome = await Engine(registry, cfg, platform, clock=clock, sleep=clock.sleep).run()
+    assert outcome.table == {1000.0: 1.0, 1500.0: 1.0}
+    assert outcome.notes == {1000.0: "inferred"}
+    assert platform.experiments == [(1500.0, 1.0), (1500.0, 1.0)]  # the probe, then the one experiment
+    assert outcome.prediction is not None and outcome.prediction.hits == {1500.0: True}

@@ -25,7 +25,7 @@ from bench.environment import EnvironmentRecord
 from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
 from bench.execution.evaluator import SloEvaluator
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
-from bench.model import SloDef, effective_slos, load_intensity_order
+from bench.model import BRACKET, SloDef, effective_slos, load_intensity_order
 from bench.plugins import Registry
 from bench.prediction import FILE as PREDICTION_FILE
 from bench.prediction import (
@@ -43,6 +43,7 @@ from bench.prediction import (
 from bench.prediction import read as read_prediction
 from bench.prediction import write as write_prediction
 from bench.results import ResultStore
+from bench.search_bracket import bracket
 
 log = structlog.get_logger("bench.engine")
 
@@ -117,10 +118,14 @@ class Engine:
                 prediction = self._stored_prediction(problem) if resuming else None
             if prediction is not None and self.cfg.predict:
                 keys = problem.loads if problem.metric == "capacity" else problem.resources
-                if strategy_name != "initial-guess":  # the execution file's (or --search's) choice is not silent
-                    self.progress(f"search: from the prediction, walking as initial-guess (in place of "
-                                  f"{strategy_name}, which finds the same table on monotone verdicts)", False)
-                searched = await search.predicted(problem, guesses(prediction.predicted, keys))
+                if strategy_name == BRACKET:  # its order and bounds, each walk started at the prediction
+                    self.progress("search: bracket, each walk starting at the prediction", False)
+                    searched = await bracket(problem, guesses(prediction.predicted, keys))
+                else:
+                    if strategy_name != "initial-guess":  # the execution file's (or --search's) choice is not silent
+                        self.progress(f"search: from the prediction, walking as initial-guess (in place of "
+                                      f"{strategy_name}, which finds the same table on monotone verdicts)", False)
+                    searched = await search.predicted(problem, guesses(prediction.predicted, keys))
             else:
                 searched = await strategy.search(problem)
         finally:
