@@ -39,7 +39,7 @@ Finder = Callable[[Test, int, int, int], Awaitable[int | None]]
 METRICS = ("demand", "capacity")
 
 
-class _Memo:
+class Memo:
     """Caches verdicts so a search never pays twice for the same pair."""
 
     def __init__(self, run: ExperimentRunner) -> None:
@@ -89,7 +89,7 @@ async def _full_least(test: Test, n: int, start: int, guess: int) -> int | None:
     return min(passing) if passing else None
 
 
-async def _guess_least(test: Test, n: int, start: int, guess: int) -> int | None:
+async def guess_least(test: Test, n: int, start: int, guess: int) -> int | None:
     """From the guess: walk down while not failing, or up until the first pass (errors are walked past)."""
     if start >= n:
         return None
@@ -153,7 +153,7 @@ async def _full_greatest(test: Test, n: int, start: int, guess: int) -> int | No
     return max(passing) if passing else None
 
 
-async def _guess_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
+async def guess_greatest(test: Test, n: int, start: int, guess: int) -> int | None:
     """From the guess: walk up while not failing, or down until the first pass (errors are walked past)."""
     if start >= n:
         return None
@@ -174,7 +174,7 @@ async def _guess_greatest(test: Test, n: int, start: int, guess: int) -> int | N
 # ----------------------------------------------------------------- drivers
 
 
-async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo,
+async def _search_demand(problem: SearchProblem, find: Finder, run: Memo,
                          guesses: Mapping[float, int] | None = None) -> dict[float, float | None]:
     """Per load ascending, the least passing resource.
 
@@ -210,7 +210,7 @@ async def _search_demand(problem: SearchProblem, find: Finder, run: _Memo,
     return table
 
 
-async def _search_capacity(problem: SearchProblem, find: Finder, run: _Memo,
+async def _search_capacity(problem: SearchProblem, find: Finder, run: Memo,
                            guesses: Mapping[float, int] | None = None) -> dict[float, float | None]:
     """Per resource amount ascending, the greatest passing load.
 
@@ -246,11 +246,8 @@ class _Strategy:
     greatest: Finder
 
     async def __call__(self, problem: SearchProblem) -> dict[float, float | None]:
-        if problem.metric not in METRICS:
-            raise ValueError(f"metric: {problem.metric!r} is not one of {', '.join(METRICS)}")
-        _check_monotonic("loads", problem.loads)
-        _check_ascending("resources", problem.resources)
-        run = _Memo(problem.run)
+        check_problem(problem)
+        run = Memo(problem.run)
         if problem.metric == "demand":
             return await _search_demand(problem, self.least, run)
         return await _search_capacity(problem, self.greatest, run)
@@ -263,14 +260,20 @@ async def predicted(problem: SearchProblem, guesses: Mapping[float, int]) -> dic
     neighbour's), a failure walks on. Every entry is a measured verdict; ``guesses``
     only chooses where each walk begins, so a wrong prediction costs experiments, not
     a wrong table. The lower bound still applies (a guess below it starts at it)."""
+    check_problem(problem)
+    run = Memo(problem.run)
+    if problem.metric == "demand":
+        return await _search_demand(problem, guess_least, run, guesses)
+    return await _search_capacity(problem, guess_greatest, run, guesses)
+
+
+def check_problem(problem: SearchProblem) -> None:
+    """What every strategy's index arithmetic needs: a known metric, loads in order of
+    intensity, resources ascending. Wrong input fails loudly instead of searching nonsense."""
     if problem.metric not in METRICS:
         raise ValueError(f"metric: {problem.metric!r} is not one of {', '.join(METRICS)}")
     _check_monotonic("loads", problem.loads)
     _check_ascending("resources", problem.resources)
-    run = _Memo(problem.run)
-    if problem.metric == "demand":
-        return await _search_demand(problem, _guess_least, run, guesses)
-    return await _search_capacity(problem, _guess_greatest, run, guesses)
 
 
 def _check_monotonic(name: str, values: Sequence[float]) -> None:
@@ -310,6 +313,6 @@ STRATEGIES: tuple[SearchStrategy, ...] = (
         "initial-guess",
         "start at the previous load's demand (previous resource's capacity); "
         "walk towards fewer resources while passing, towards more while failing",
-        _Strategy(_guess_least, _guess_greatest),
+        _Strategy(guess_least, guess_greatest),
     ),
 )

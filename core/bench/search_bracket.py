@@ -33,7 +33,7 @@ from collections.abc import Mapping
 
 from bench.api import SearchProblem
 from bench.model_base import BRACKET
-from bench.search import METRICS, Test, _check_ascending, _check_monotonic, _guess_greatest, _guess_least, _Memo
+from bench.search import Memo, Test, check_problem, guess_greatest, guess_least
 
 NAME = BRACKET
 DESCRIPTION = ("the heaviest load first, then halfway between measured loads; a load between two of the same "
@@ -95,7 +95,7 @@ def _order(m: int, first_last: bool) -> list[int]:
     return order
 
 
-async def _demand(problem: SearchProblem, run: _Memo, guesses: Mapping[float, int]) -> dict[float, float | None]:
+async def _demand(problem: SearchProblem, run: Memo, guesses: Mapping[float, int]) -> dict[float, float | None]:
     loads, resources = list(problem.loads), list(problem.resources)
     n = len(resources)
     bounds = _Bounds()
@@ -107,10 +107,10 @@ async def _demand(problem: SearchProblem, run: _Memo, guesses: Mapping[float, in
             found[i] = hi if hi < n else None
             bounds.low[i] = bounds.high[i] = hi
             continue
-        least = await _guess_least(_tester(run, load, resources), hi, lo,
+        least = await guess_least(_tester(run, load, resources), hi, lo,
                                    _guess(bounds, i, lo, hi, lo, guesses.get(load)))
-        errors = [j for j in range(lo, hi) if (load, resources[j]) in run.verdicts
-                  and run.verdicts[(load, resources[j])] is None and (least is None or j < least)]
+        errors = [j for j in range(lo, hi) if run.verdicts.get((load, resources[j]), False) is None
+                  and (least is None or j < least)]
         if least is not None:
             found[i] = least
         else:  # every walked amount failed: the upper bound (inferred), unless an error could be lower
@@ -121,7 +121,7 @@ async def _demand(problem: SearchProblem, run: _Memo, guesses: Mapping[float, in
     return {loads[i]: (resources[v] if v is not None else None) for i, v in found.items()}
 
 
-async def _capacity(problem: SearchProblem, run: _Memo, guesses: Mapping[float, int]) -> dict[float, float | None]:
+async def _capacity(problem: SearchProblem, run: Memo, guesses: Mapping[float, int]) -> dict[float, float | None]:
     loads, resources = list(problem.loads), list(problem.resources)
     m = len(loads)
     bounds = _Bounds()
@@ -133,7 +133,7 @@ async def _capacity(problem: SearchProblem, run: _Memo, guesses: Mapping[float, 
             found[i] = lo if lo >= 0 else None
             bounds.low[i] = bounds.high[i] = lo
             continue
-        greatest = await _guess_greatest(_tester(run, res, loads, capacity=True), hi + 1, lo + 1,
+        greatest = await guess_greatest(_tester(run, res, loads, capacity=True), hi + 1, lo + 1,
                                          _guess(bounds, i, lo, hi, lo + 1, guesses.get(res)))
         value = greatest if greatest is not None else lo  # loads up to lo pass by the lower bound
         failed = [j for j in range(lo + 1, hi + 1) if j > value and run.verdicts.get((loads[j], res)) is False]
@@ -143,7 +143,7 @@ async def _capacity(problem: SearchProblem, run: _Memo, guesses: Mapping[float, 
     return {resources[i]: (loads[v] if v is not None else None) for i, v in found.items()}
 
 
-def _tester(run: _Memo, key: float, values: list[float], capacity: bool = False) -> Test:
+def _tester(run: Memo, key: float, values: list[float], capacity: bool = False) -> Test:
     """test(j): the verdict of ``key`` with the j-th value (capacity: the j-th load at ``key``)."""
     async def test(j: int) -> bool | None:
         return await (run(values[j], key) if capacity else run(key, values[j]))
@@ -155,14 +155,11 @@ async def bracket(problem: SearchProblem, guesses: Mapping[float, int] | None = 
     --predict``) start each key's walk at its prediction instead of the bottom or the
     interpolated guess. The order and the bounds stay bracket's: a prediction chooses
     where a walk begins, never what is inferred."""
-    if problem.metric not in METRICS:
-        raise ValueError(f"metric: {problem.metric!r} is not one of {', '.join(METRICS)}")
+    check_problem(problem)
     if not problem.lower_bound:
         raise ValueError("bracket: the search rests on the lower-bound assumption (demand never falls as the "
                          "load rises); without it use linear, binary, initial-guess or full")
-    _check_monotonic("loads", problem.loads)
-    _check_ascending("resources", problem.resources)
-    run = _Memo(problem.run)
+    run = Memo(problem.run)
     if problem.metric == "demand":
         return await _demand(problem, run, guesses or {})
     return await _capacity(problem, run, guesses or {})

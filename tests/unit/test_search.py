@@ -338,10 +338,10 @@ async def test_empty_resources_give_no_demand(name: str) -> None:
 
 async def test_memo_runs_each_pair_once() -> None:
     """Defence in depth: a strategy that meets itself must not pay for a pair twice."""
-    from bench.search import _Memo
+    from bench.search import Memo
 
     table = explicit({(1000, 1)})
-    memo = _Memo(table.run)
+    memo = Memo(table.run)
     assert [await memo(1000, 1), await memo(1000, 1), await memo(1000, 2), await memo(1000, 2)] == [
         True,
         True,
