@@ -90,6 +90,16 @@ async def test_monotone_capacity_is_found_by_every_strategy(name: str, lower_bou
     assert await search(name, table, metric="capacity", lower_bound=lower_bound) == CAPACITY
 
 
+def random_monotone(rng: random.Random, most_loads: int = 6) -> tuple[list[int], list[int], dict[int, int | None]]:
+    """Random loads and resources and a monotone demand: non-decreasing in load, possibly
+    beyond the range (None)."""
+    loads = sorted(rng.sample(range(1, 40), rng.randint(1, most_loads)))
+    resources = sorted(rng.sample(range(1, 40), rng.randint(1, 6)))
+    frontier = sorted(rng.randint(0, len(resources)) for _ in loads)
+    return loads, resources, {ld: (resources[i] if i < len(resources) else None)
+                              for ld, i in zip(loads, frontier, strict=True)}
+
+
 @pytest.mark.parametrize("lower_bound", [True, False])
 @pytest.mark.parametrize("metric", ["demand", "capacity"])
 @pytest.mark.parametrize("name", NAMES)
@@ -98,11 +108,7 @@ async def test_random_monotone_tables(name: str, metric: str, lower_bound: bool)
     only reports a value whose experiment it ran and saw pass."""
     rng = random.Random(f"{name}-{metric}-{lower_bound}")
     for _ in range(200):
-        loads = sorted(rng.sample(range(1, 40), rng.randint(1, 6)))
-        resources = sorted(rng.sample(range(1, 40), rng.randint(1, 6)))
-        # a monotone frontier: demand non-decreasing in load, possibly beyond the range
-        frontier = sorted(rng.randint(0, len(resources)) for _ in loads)
-        demand = {ld: (resources[i] if i < len(resources) else None) for ld, i in zip(loads, frontier, strict=True)}
+        loads, resources, demand = random_monotone(rng)
         truth_demand = dict(demand)
 
         def passes(load: float, res: float, demand: Mapping[Any, Any] = demand) -> bool:

@@ -17,7 +17,7 @@ from bench.api import SearchProblem
 from bench.search import STRATEGIES
 from bench.search_bracket import bracket
 
-from tests.unit.test_search import Table, capacity_table, demand_table, explicit
+from tests.unit.test_search import Table, capacity_table, demand_table, explicit, random_monotone
 
 LINEAR = {s.name: s for s in STRATEGIES}["linear"]
 
@@ -31,10 +31,7 @@ async def _run(table: Table, loads: list[float], resources: list[float], metric:
 async def test_random_monotone_tables_give_linear_s_table(metric: str) -> None:
     rng = random.Random(f"bracket-{metric}")
     for _ in range(300):
-        loads = sorted(rng.sample(range(1, 40), rng.randint(1, 7)))
-        resources = sorted(rng.sample(range(1, 40), rng.randint(1, 6)))
-        frontier = sorted(rng.randint(0, len(resources)) for _ in loads)
-        demand = {ld: (resources[i] if i < len(resources) else None) for ld, i in zip(loads, frontier, strict=True)}
+        loads, resources, demand = random_monotone(rng, most_loads=7)
 
         def passes(load: float, res: float, demand: dict[Any, Any] = demand) -> bool:
             return demand[load] is not None and res >= demand[load]
