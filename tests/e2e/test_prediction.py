@@ -36,7 +36,7 @@ def predicted_run(bootstrap: str, results: Path, *args: str) -> subprocess.Compl
 
 
 def demand(results: Path) -> dict[float, float | None]:
-    return {float(row["load"]): float(row["resources"]) if row["resources"] else None
+    return {float(row["load"]): float(row["resources"]) if row["resources"] not in ("", "null") else None
             for row in demand_rows(results)}
 
 
