@@ -408,4 +408,3 @@ def validate_file(registry: Registry, path: Path, benchmark_path: Path | None) -
     prepared = resolve_run(registry, {"plugin": bench.useCase, "execution_file": path,
                                       "benchmark_file": benchmark_path})
     return f"{path}: valid execution {prepared.execution.name!r} of benchmark {prepared.benchmark.name!r}"
-

@@ -80,7 +80,7 @@ def draw_scalability(ax: Any, outcome: RunOutcome, name: str, load_type: str) ->
     if inferred:  # hollow markers: given by the monotone assumption, not measured
         hollow = [i for i, k in enumerate(passed) if k in inferred]
         ax.plot([xs[i] for i in hollow], [ys[i] for i in hollow], linestyle="none", marker="o", markersize=10,
-                markerfacecolor="white", label="inferred (lower bound), not measured")
+                markerfacecolor="white", label="inferred (monotone assumption), not measured")
         ax.legend(fontsize="small")
     ax.set_xlim(left=0, right=max(xs, default=1.0) * 1.05)
     ax.set_ylim(bottom=0, top=max(ys, default=1.0) * 1.1 + (1 if outcome.metric == "demand" else 0))
