@@ -50,6 +50,7 @@ def build_session(
     from pyspark.sql import SparkSession
 
     from bench.runtime.host.jars import connector_jars
+    from bench.runtime.spark.class_archive import with_archive
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -60,6 +61,7 @@ def build_session(
     if jars:
         settings["spark.jars"] = ",".join(jars)
     settings.update(conf or {})
+    settings = with_archive(settings)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -1,0 +1,126 @@
+"""A class-data-sharing archive for the Spark driver's JVM, made once by ``scripts/install``.
+
+Why: every repetition starts a fresh Spark driver (as the reference deploys a fresh
+SUT), and on a quarter-core laptop instance most of its start-up is the JVM loading and
+verifying Spark's classes: a session took 12.4 s and its first job 5.0 s; with this
+archive 7.9 s and 3.2 s (medians, 2026-12-04, docs/performance.md, "The driver's
+class archive"). The archive only maps already-parsed classes into memory; the code the
+JIT compiles, and with it the SUT's throughput, is the same.
+
+The archive is a JDK dynamic archive (``-XX:ArchiveClassesAtExit``, Java 13+) recorded
+by a small batch and streaming job on the driver's own classpath (pyspark's JARs and
+Spark's Kafka connector). Its file name carries what it was built for (pyspark version,
+connector JARs, the ``java`` found); the JVM checks the rest itself and, with
+``-Xshare:auto``, runs without it when anything differs. A missing archive costs only
+time, so nothing at run time builds one: ``bench.runtime.spark.session`` uses it when
+it is there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.runtime.host.jars import cache_dir, connector_jars, pyspark_version
+
+ENV_OFF = "BENCH_NO_CLASS_ARCHIVE"
+# JVM warnings (an archive that no longer fits, say) go to stderr: the driver's stdout
+# is its JSON-lines channel to the platform.
+_LOGGING = "-Xlog:disable -Xlog:all=warning:stderr"
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "java").exists():
+        return str(Path(home, "bin", "java").resolve())
+    found = shutil.which("java")
+    return str(Path(found).resolve()) if found else "java"
+
+
+def archive_path() -> Path:
+    """Where the archive for this pyspark, connector and JVM is (whether or not it exists).
+
+    pyspark's folder is part of the key: the JVM keeps the class path an archive was
+    recorded with, and two virtualenvs with the same pyspark have two class paths.
+    """
+    import pyspark
+
+    key = "\n".join([pyspark_version(), *pyspark.__path__, _java(), *connector_jars()])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return cache_dir().parent / "class-archive" / f"spark-{pyspark_version()}-{digest}.jsa"
+
+
+def java_options() -> str:
+    """The driver JVM's options that use the archive, or "" (none built, or switched off)."""
+    if os.environ.get(ENV_OFF):
+        return ""
+    path = archive_path()
+    return f"-XX:SharedArchiveFile={path} -Xshare:auto {_LOGGING}" if path.is_file() else ""
+
+
+def with_archive(conf: dict[str, str]) -> dict[str, str]:
+    """``conf`` with the archive's options in front of any ``spark.driver.extraJavaOptions``
+    the user gave (theirs come last, so they win where the two disagree)."""
+    options = java_options()
+    if not options:
+        return conf
+    key = "spark.driver.extraJavaOptions"
+    return {**conf, key: f"{options} {conf[key]}".strip() if conf.get(key) else options}
+
+
+def _record(target: Path) -> None:
+    """The job whose classes the archive keeps: JSON parsing, aggregation, a windowed
+    streaming query with state, as the use cases' first batches load them."""
+    from bench.runtime.spark.session import build_session
+
+    spark = build_session("local[1]", "bench-class-archive", 1,
+                          {"spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={target}"})
+    from pyspark.sql import functions as F
+
+    rows = spark.range(200).select(F.to_json(F.struct((F.col("id") % 7).alias("k"), F.col("id").alias("v"))).alias("j"))
+    parsed = rows.select(F.from_json("j", "k INT, v LONG").alias("r")).select("r.*")
+    parsed.groupBy("k").agg(F.sum("v"), F.avg("v"), F.count("*")).collect()
+    stream = (spark.readStream.format("rate").option("rowsPerSecond", 50).load()
+              .withWatermark("timestamp", "1 second")
+              .groupBy(F.window("timestamp", "1 second"), (F.col("value") % 3).alias("k")).count())
+    query = stream.writeStream.format("memory").queryName("archive").outputMode("update").start()
+    query.processAllAvailable()
+    query.stop()
+    spark.stop()
+
+
+def build() -> Path:
+    """Record the archive (about 75 s on two cores); the JVM writes it when it exits."""
+    target = archive_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".partial-{os.getpid()}")
+    # a child process: the archive is written when its JVM exits, and this one's may
+    # already run (a caller that imported pyspark)
+    code = ("from pathlib import Path; from bench.runtime.spark.class_archive import _record; "
+            f"_record(Path({str(partial)!r}))")
+    env = {**os.environ, ENV_OFF: "1"}  # recording on top of an older archive is not possible
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    if done.returncode != 0 or not partial.is_file():
+        partial.unlink(missing_ok=True)
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(f"the JVM wrote no class archive: {tail[0]}")
+    partial.replace(target)
+    return target
+
+
+def main() -> int:
+    try:
+        path = build()
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        print(f"bench: no class archive for the Spark driver ({exc}); it starts a few seconds slower", file=sys.stderr)
+        return 0
+    print(f"class archive for the Spark driver: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The driver's class archive: used when built, never when switched off or missing, and
+the user's own JVM options still come last (they win where the two disagree)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bench.runtime.spark import class_archive
+from bench.runtime.spark.class_archive import ENV_OFF, archive_path, java_options, with_archive
+
+KEY = "spark.driver.extraJavaOptions"
+
+
+@pytest.fixture
+def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("BENCH_JARS_DIR", str(tmp_path / "jars"))
+    monkeypatch.delenv(ENV_OFF, raising=False)
+    path = archive_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"archive")
+    return path
+
+
+def test_archive_lives_beside_the_jars_cache(built: Path, tmp_path: Path) -> None:
+    assert built.parent == tmp_path / "class-archive"
+    assert built.name.startswith("spark-") and built.suffix == ".jsa"
+
+
+def test_options_name_the_archive_and_fall_back_quietly(built: Path) -> None:
+    options = java_options()
+    assert f"-XX:SharedArchiveFile={built}" in options
+    # auto: a JVM that cannot map it runs without it instead of failing to start
+    assert "-Xshare:auto" in options and "-Xshare:on" not in options
+
+
+def test_no_archive_no_options(built: Path) -> None:
+    built.unlink()
+    assert java_options() == ""
+    assert with_archive({"a": "b"}) == {"a": "b"}
+
+
+def test_switched_off_by_environment(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_OFF, "1")
+    assert java_options() == ""
+    assert KEY not in with_archive({})
+
+
+def test_user_options_come_after_the_archive(built: Path) -> None:
+    merged = with_archive({KEY: "-Xshare:off -Dx=1", "other": "kept"})
+    assert merged["other"] == "kept"
+    assert merged[KEY].startswith(f"-XX:SharedArchiveFile={built}")
+    assert merged[KEY].endswith("-Xshare:off -Dx=1")
+    assert with_archive({})[KEY] == java_options()
+
+
+def test_conf_given_is_not_changed(built: Path) -> None:
+    conf = {KEY: "-Dx=1"}
+    with_archive(conf)
+    assert conf == {KEY: "-Dx=1"}
+
+
+def test_key_changes_with_the_connector_jars(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(class_archive, "connector_jars", lambda: ["/elsewhere/spark-sql-kafka.jar"])
+    assert archive_path() != built
+    assert java_options() == ""
+
+
+def test_a_failed_recording_leaves_no_archive_and_install_goes_on(
+        built: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    built.unlink()
+
+    class Done:
+        returncode = 1
+        stdout = ""
+        stderr = "Error: could not map\n"
+
+    monkeypatch.setattr(class_archive.subprocess, "run", lambda *a, **k: Done())
+    assert class_archive.main() == 0
+    assert "no class archive" in capsys.readouterr().err
+    assert not archive_path().exists()
+    assert not list(built.parent.glob("*.partial-*"))
