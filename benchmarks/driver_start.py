@@ -58,7 +58,7 @@ def main() -> int:
 
     if not archive_path().is_file():
         print(f"no class archive at {archive_path()}: run scripts/install (or "
-              "python -m bench.runtime.spark.class_archive) first", file=sys.stderr)
+              "python -m bench.runtime.spark.archive_recording) first", file=sys.stderr)
         return 2
     banner(f"driver start-up, {args.rounds} rounds, archive {archive_path().name}")
     runs: dict[bool, list[dict[str, float]]] = {True: [], False: []}

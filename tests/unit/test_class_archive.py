@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench.runtime.spark import class_archive
+from bench.runtime.spark import archive_recording, class_archive
 from bench.runtime.spark.class_archive import ENV_OFF, archive_path, java_options, with_archive
 
 KEY = "spark.driver.extraJavaOptions"
@@ -75,8 +75,20 @@ def test_a_failed_recording_leaves_no_archive_and_install_goes_on(
         stdout = ""
         stderr = "Error: could not map\n"
 
-    monkeypatch.setattr(class_archive.subprocess, "run", lambda *a, **k: Done())
-    assert class_archive.main() == 0
+    monkeypatch.setattr(archive_recording.subprocess, "run", lambda *a, **k: Done())
+    assert archive_recording.main() == 0
     assert "no class archive" in capsys.readouterr().err
     assert not archive_path().exists()
     assert not list(built.parent.glob("*.partial-*"))
+
+
+def test_install_keeps_an_archive_already_recorded(
+        built: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def no_run(*a: object, **k: object) -> None:
+        raise AssertionError("recorded again")
+
+    monkeypatch.setattr(archive_recording.subprocess, "run", no_run)
+    monkeypatch.setattr(archive_recording.sys, "argv", ["class_archive"])
+    assert archive_recording.main() == 0
+    assert "already recorded" in capsys.readouterr().out
+    assert built.read_bytes() == b"archive"

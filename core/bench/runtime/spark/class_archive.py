@@ -8,12 +8,13 @@ class archive"). The archive only maps already-parsed classes into memory; the c
 JIT compiles, and with it the SUT's throughput, is the same.
 
 The archive is a JDK dynamic archive (``-XX:ArchiveClassesAtExit``, Java 13+) recorded
-by a small batch and streaming job on the driver's own classpath (pyspark's JARs and
-Spark's Kafka connector). Its file name carries what it was built for (pyspark version,
-connector JARs, the ``java`` found); the JVM checks the rest itself and, with
-``-Xshare:auto``, runs without it when anything differs. A missing archive costs only
-time, so nothing at run time builds one: ``bench.runtime.spark.session`` uses it when
-it is there.
+by the installed use cases' warm-ups on the embedded broker, on the driver's own class
+path (pyspark's JARs and Spark's Kafka connector;
+:mod:`bench.runtime.spark.archive_recording`). Its file name carries what it was built
+for (pyspark version and folder, connector JARs, the ``java`` found); the JVM checks the
+rest itself and, with ``-Xshare:auto``, runs without it when anything differs. A missing
+archive costs only time, so nothing at run time builds one:
+``bench.runtime.spark.session`` uses it when it is there.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from bench.runtime.host.jars import cache_dir, connector_jars, pyspark_version
@@ -70,57 +69,3 @@ def with_archive(conf: dict[str, str]) -> dict[str, str]:
         return conf
     key = "spark.driver.extraJavaOptions"
     return {**conf, key: f"{options} {conf[key]}".strip() if conf.get(key) else options}
-
-
-def _record(target: Path) -> None:
-    """The job whose classes the archive keeps: JSON parsing, aggregation, a windowed
-    streaming query with state, as the use cases' first batches load them."""
-    from bench.runtime.spark.session import build_session
-
-    spark = build_session("local[1]", "bench-class-archive", 1,
-                          {"spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={target}"})
-    from pyspark.sql import functions as F
-
-    rows = spark.range(200).select(F.to_json(F.struct((F.col("id") % 7).alias("k"), F.col("id").alias("v"))).alias("j"))
-    parsed = rows.select(F.from_json("j", "k INT, v LONG").alias("r")).select("r.*")
-    parsed.groupBy("k").agg(F.sum("v"), F.avg("v"), F.count("*")).collect()
-    stream = (spark.readStream.format("rate").option("rowsPerSecond", 50).load()
-              .withWatermark("timestamp", "1 second")
-              .groupBy(F.window("timestamp", "1 second"), (F.col("value") % 3).alias("k")).count())
-    query = stream.writeStream.format("memory").queryName("archive").outputMode("update").start()
-    query.processAllAvailable()
-    query.stop()
-    spark.stop()
-
-
-def build() -> Path:
-    """Record the archive (about 75 s on two cores); the JVM writes it when it exits."""
-    target = archive_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".partial-{os.getpid()}")
-    # a child process: the archive is written when its JVM exits, and this one's may
-    # already run (a caller that imported pyspark)
-    code = ("from pathlib import Path; from bench.runtime.spark.class_archive import _record; "
-            f"_record(Path({str(partial)!r}))")
-    env = {**os.environ, ENV_OFF: "1"}  # recording on top of an older archive is not possible
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
-    if done.returncode != 0 or not partial.is_file():
-        partial.unlink(missing_ok=True)
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(f"the JVM wrote no class archive: {tail[0]}")
-    partial.replace(target)
-    return target
-
-
-def main() -> int:
-    try:
-        path = build()
-    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
-        print(f"bench: no class archive for the Spark driver ({exc}); it starts a few seconds slower", file=sys.stderr)
-        return 0
-    print(f"class archive for the Spark driver: {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
