@@ -8,9 +8,8 @@ class archive"). The archive only maps already-parsed classes into memory; the c
 JIT compiles, and with it the SUT's throughput, is the same.
 
 The archive is a JDK dynamic archive (``-XX:ArchiveClassesAtExit``, Java 13+) recorded
-by the installed use cases' warm-ups on the embedded broker, on the driver's own class
-path (pyspark's JARs and Spark's Kafka connector;
-:mod:`bench.runtime.spark.archive_recording`). Its file name carries what it was built
+by a small batch and streaming job on the driver's own class path (pyspark's JARs and
+Spark's Kafka connector; :mod:`bench.runtime.spark.archive_recording`). Its file name carries what it was built
 for (pyspark version and folder, connector JARs, the ``java`` found); the JVM checks the
 rest itself and, with ``-Xshare:auto``, runs without it when anything differs. A missing
 archive costs only time, so nothing at run time builds one:
