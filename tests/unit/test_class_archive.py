@@ -3,6 +3,7 @@ the user's own JVM options still come last (they win where the two disagree)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,43 @@ def test_install_keeps_an_archive_already_recorded(
     assert archive_recording.main() == 0
     assert "already recorded" in capsys.readouterr().out
     assert built.read_bytes() == b"archive"
+
+
+def test_archives_of_a_deleted_virtualenv_are_removed(built: Path, tmp_path: Path) -> None:
+    gone = built.parent / "spark-4.2.0-000000000000.jsa"
+    gone.write_bytes(b"old")
+    gone.with_suffix(".json").write_text('{"pyspark": ["' + str(tmp_path / "deleted-venv") + '"]}')
+    live = tmp_path / "venv"
+    live.mkdir()
+    kept = built.parent / "spark-4.2.0-111111111111.jsa"
+    kept.write_bytes(b"live")
+    kept.with_suffix(".json").write_text(f'{{"pyspark": ["{live}"]}}')
+    unknown = built.parent / "spark-4.2.0-222222222222.jsa"  # no note: recorded before notes
+    unknown.write_bytes(b"?")
+    broken = built.parent / "spark-4.2.0-333333333333.jsa"
+    broken.write_bytes(b"?")
+    broken.with_suffix(".json").write_text("not json")
+
+    assert archive_recording.prune(built.parent) == [gone]
+    assert not gone.exists() and not gone.with_suffix(".json").exists()
+    assert kept.exists() and unknown.exists() and broken.exists() and built.exists()
+
+
+def test_a_recorded_archive_notes_its_pyspark_folder(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built.unlink()
+
+    def record(args: list[str], **kwargs: object) -> object:
+        partial = next(p for p in args[-1].split("'") if ".partial-" in p)
+        Path(partial).write_bytes(b"new archive")
+
+        class Done:
+            returncode = 0
+            stdout = stderr = ""
+        return Done()
+
+    monkeypatch.setattr(archive_recording.subprocess, "run", record)
+    assert archive_recording.build() == built
+    import pyspark
+
+    assert json.loads(built.with_suffix(".json").read_text()) == {"pyspark": list(pyspark.__path__)}
+    assert built.read_bytes() == b"new archive"

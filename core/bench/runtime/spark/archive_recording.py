@@ -7,6 +7,7 @@ session module needs the options: one module each keeps the imports one way.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -54,7 +55,31 @@ def build() -> Path:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"the JVM wrote no class archive: {tail[0]}")
     partial.replace(target)
+    import pyspark
+
+    # which pyspark folder the archive belongs to, so that a later install can remove it
+    # once that folder (a deleted virtualenv or clone) is gone
+    target.with_suffix(".json").write_text(json.dumps({"pyspark": list(pyspark.__path__)}))
+    prune(target.parent)
     return target
+
+
+def prune(folder: Path) -> list[Path]:
+    """Remove the archives whose pyspark folder no longer exists: each is about 164 MB and
+    no JVM can use it again (its class path is gone). Archives without a note of their
+    folder (recorded before 2026-12-04) are left alone."""
+    removed = []
+    for note in folder.glob("spark-*.json"):
+        archive = note.with_suffix(".jsa")
+        try:
+            folders = json.loads(note.read_text())["pyspark"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(folders, list) and folders and not any(Path(str(f)).is_dir() for f in folders):
+            archive.unlink(missing_ok=True)
+            note.unlink(missing_ok=True)
+            removed.append(archive)
+    return removed
 
 
 def main() -> int:
