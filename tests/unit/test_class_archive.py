@@ -88,11 +88,15 @@ def test_install_keeps_an_archive_already_recorded(
     def no_run(*a: object, **k: object) -> None:
         raise AssertionError("recorded again")
 
+    gone = built.parent / "spark-4.2.0-000000000000.jsa"  # a deleted virtualenv's
+    gone.write_bytes(b"old")
+    gone.with_suffix(".json").write_text(json.dumps({"pyspark": [str(built.parent / "no-such-venv")]}))
     monkeypatch.setattr(archive_recording.subprocess, "run", no_run)
-    monkeypatch.setattr(archive_recording.sys, "argv", ["class_archive"])
+    monkeypatch.setattr(archive_recording.sys, "argv", ["archive_recording"])
     assert archive_recording.main() == 0
     assert "already recorded" in capsys.readouterr().out
     assert built.read_bytes() == b"archive"
+    assert not gone.exists()  # pruned on every install, not only when one is recorded
 
 
 def test_archives_of_a_deleted_virtualenv_are_removed(built: Path, tmp_path: Path) -> None:

@@ -60,7 +60,6 @@ def build() -> Path:
     # which pyspark folder the archive belongs to, so that a later install can remove it
     # once that folder (a deleted virtualenv or clone) is gone
     target.with_suffix(".json").write_text(json.dumps({"pyspark": list(pyspark.__path__)}))
-    prune(target.parent)
     return target
 
 
@@ -84,7 +83,10 @@ def prune(folder: Path) -> list[Path]:
 
 def main() -> int:
     """Build the archive unless this pyspark, connector and JVM already have one; a
-    failure is a warning (``scripts/install`` goes on: bench only starts slower)."""
+    failure is a warning (``scripts/install`` goes on: bench only starts slower). Every
+    install also removes the archives of deleted virtualenvs, recorded here or not."""
+    if archive_path().parent.is_dir():
+        prune(archive_path().parent)
     if archive_path().is_file() and "--force" not in sys.argv[1:]:
         print(f"class archive for the Spark driver: {archive_path()} (already recorded; --force records it again)")
         return 0
