@@ -4,6 +4,7 @@ the user's own JVM options still come last (they win where the two disagree)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,32 @@ def test_a_recorded_archive_notes_its_pyspark_folder(built: Path, monkeypatch: p
 
     assert json.loads(built.with_suffix(".json").read_text()) == {"pyspark": list(pyspark.__path__)}
     assert built.read_bytes() == b"new archive"
+
+
+def test_key_changes_when_a_class_path_jar_is_installed_again(
+        built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the JVM refuses an archive whose JARs have another size or time, and -Xshare:auto
+    # then runs without it in silence: a re-installed virtualenv at the same path must
+    # not find its old archive by name
+    jar = tmp_path / "spark-sql-kafka.jar"
+    jar.write_bytes(b"jar")
+    monkeypatch.setattr(class_archive, "connector_jars", lambda: [str(jar)])
+    first = archive_path()
+    os.utime(jar, ns=(1, 1))
+    assert archive_path() != first
+    jar.write_bytes(b"a longer jar")
+    os.utime(jar, ns=(1, 1))
+    assert archive_path() not in (first, built)
+
+
+def test_an_archive_of_this_virtualenv_installed_before_is_removed(built: Path) -> None:
+    import pyspark
+
+    older = built.parent / "spark-4.2.0-444444444444.jsa"
+    older.write_bytes(b"old jars")
+    older.with_suffix(".json").write_text(json.dumps({"pyspark": list(pyspark.__path__)}))
+    built.with_suffix(".json").write_text(json.dumps({"pyspark": list(pyspark.__path__)}))
+
+    assert archive_recording.prune(built.parent, built) == [older]
+    assert built.exists() and not older.exists()
+    assert archive_recording.prune(built.parent) == []  # without the current one, nothing is superseded

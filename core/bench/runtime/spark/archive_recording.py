@@ -63,10 +63,14 @@ def build() -> Path:
     return target
 
 
-def prune(folder: Path) -> list[Path]:
-    """Remove the archives whose pyspark folder no longer exists: each is about 164 MB and
-    no JVM can use it again (its class path is gone). Archives without a note of their
-    folder (recorded before 2026-12-04) are left alone."""
+def prune(folder: Path, current: Path | None = None) -> list[Path]:
+    """Remove the archives no JVM can use again, about 164 MB each: those whose pyspark
+    folder is gone (a deleted virtualenv or clone), and those of this pyspark folder
+    other than ``current`` (its JARs were installed again, so their times changed).
+    Archives without a note of their folder (recorded before 2026-12-04) are left alone."""
+    import pyspark
+
+    here = [str(f) for f in pyspark.__path__]
     removed = []
     for note in folder.glob("spark-*.json"):
         archive = note.with_suffix(".jsa")
@@ -74,7 +78,11 @@ def prune(folder: Path) -> list[Path]:
             folders = json.loads(note.read_text())["pyspark"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if isinstance(folders, list) and folders and not any(Path(str(f)).is_dir() for f in folders):
+        if not isinstance(folders, list) or not folders:
+            continue
+        gone = not any(Path(str(f)).is_dir() for f in folders)
+        superseded = current is not None and archive != current and [str(f) for f in folders] == here
+        if gone or superseded:
             archive.unlink(missing_ok=True)
             note.unlink(missing_ok=True)
             removed.append(archive)
@@ -86,7 +94,7 @@ def main() -> int:
     failure is a warning (``scripts/install`` goes on: bench only starts slower). Every
     install also removes the archives of deleted virtualenvs, recorded here or not."""
     if archive_path().parent.is_dir():
-        prune(archive_path().parent)
+        prune(archive_path().parent, archive_path())
     if archive_path().is_file() and "--force" not in sys.argv[1:]:
         print(f"class archive for the Spark driver: {archive_path()} (already recorded; --force records it again)")
         return 0

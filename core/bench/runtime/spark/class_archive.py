@@ -10,8 +10,11 @@ JIT compiles, and with it the SUT's throughput, is the same.
 The archive is a JDK dynamic archive (``-XX:ArchiveClassesAtExit``, Java 13+) recorded
 by a small batch and streaming job on the driver's own class path (pyspark's JARs and
 Spark's Kafka connector; :mod:`bench.runtime.spark.archive_recording`). Its file name carries what it was built
-for (pyspark version and folder, connector JARs, the ``java`` found); the JVM checks the
-rest itself and, with ``-Xshare:auto``, runs without it when anything differs. A missing
+for (pyspark version and folder, each class-path JAR's size and modification time, the
+``java`` found): the JVM refuses an archive whose JARs changed, and with ``-Xshare:auto``
+runs without it, silently slower, so a virtualenv installed again at the same path must
+get a new key (CI did exactly that on 2026-12-04: the old archive matched by name, and
+not one class came from it). A missing
 archive costs only time, so nothing at run time builds one:
 ``bench.runtime.spark.session`` uses it when it is there.
 """
@@ -39,6 +42,23 @@ def _java() -> str:
     return str(Path(found).resolve()) if found else "java"
 
 
+def _class_path_stamp() -> list[str]:
+    """Each class-path JAR with its size and modification time, what the JVM checks an
+    archive against; a fresh ``pip install`` writes pyspark's JARs with new times."""
+    import pyspark
+
+    jars = [str(jar) for folder in pyspark.__path__ for jar in sorted(Path(folder, "jars").glob("*.jar"))]
+    stamps = []
+    for jar in [*jars, *connector_jars()]:
+        try:
+            stat = os.stat(jar)
+        except OSError:
+            stamps.append(f"{jar} missing")
+            continue
+        stamps.append(f"{jar} {stat.st_size} {stat.st_mtime_ns}")
+    return stamps
+
+
 def archive_path() -> Path:
     """Where the archive for this pyspark, connector and JVM is (whether or not it exists).
 
@@ -47,7 +67,7 @@ def archive_path() -> Path:
     """
     import pyspark
 
-    key = "\n".join([pyspark_version(), *pyspark.__path__, _java(), *connector_jars()])
+    key = "\n".join([pyspark_version(), *pyspark.__path__, _java(), *_class_path_stamp()])
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return cache_dir().parent / "class-archive" / f"spark-{pyspark_version()}-{digest}.jsa"
 
