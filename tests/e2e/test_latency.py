@@ -130,3 +130,52 @@ def test_a_latency_slo_demand_search_finds_the_known_demand(tmp_path: Path) -> N
     assert (results / "exp0_1500_2_sli_latency_0.csv").exists()
     info = read_series(results / "exp0_1500_2_info_host-steal_0.csv")
     assert all(0.0 <= v <= 1.0 for v in info.values)
+
+
+async def test_a_busy_interval_is_sampled_evenly_and_its_output_rate_stays_exact(kafka_bootstrap: str) -> None:
+    """5,000 records in one interval, a sampler allowed 100: it decodes at most 100 of
+    them, from each tenth of the interval (the records' event times say which part they
+    came from), counts all 5,000 in ``output-rate`` and goes on after them: the next
+    interval's 30 records are read whole, none of the skipped ones again."""
+    import time
+
+    from aiokafka import AIOKafkaProducer
+    from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics
+    from bench.runtime.kafka.latency import LatencySampler
+
+    topic = f"latency-sampled-{int(time.time() * 1000)}"
+    await create_topics(kafka_bootstrap, [(topic, 1)], config=OUTPUT_TOPIC_CONFIG)
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, linger_ms=5)
+    await producer.start()
+    sampler = LatencySampler(kafka_bootstrap, [topic], max_records=100, segments=10)
+    try:
+        await sampler.start()
+        base = time.time() * 1000 - 7_200_000  # two hours old, record i a second younger than record i-1
+        for i in range(5_000):
+            await producer.send(topic, json.dumps({"identifier": "s", "latestEventTime": base + i * 1000}).encode())
+        await producer.flush()
+        appended = time.time() * 1000  # each record's append time is at most this
+        start = time.time()
+        latencies, records = await sampler.read()
+        assert records == 5_000
+        assert sampler.sampled == 1
+        assert 90 <= len(latencies) <= 100 == sampler.records
+        # latency = append - event, so each latency says which record it was, within the
+        # second or so the 5,000 took to be appended, and so which tenth of the interval
+        indices = [(appended - base - lat) / 1000 for lat in latencies]
+        assert {int(i / 500) for i in indices} == set(range(10)), sorted(indices)
+        assert all(lat > 2_000_000 for lat in latencies)
+
+        for _ in range(30):
+            await producer.send(topic, json.dumps({"identifier": "s", "timestamp": time.time() * 1000}).encode())
+        await producer.flush()
+        stats = await sampler.sample()
+        assert sampler.sampled == 1 and sampler.records == 130  # read whole, nothing read twice
+        assert stats["latency-share"] == 1.0
+        assert stats["latency-max"] < 60_000
+        assert stats["output-rate"] > 0
+        assert time.time() - start < 30
+    finally:
+        await sampler.close()
+        await producer.stop()
+        await delete_topics(kafka_bootstrap, [topic])

@@ -8,7 +8,7 @@ import pytest
 from bench.api import Series, SloContext
 from bench.builtin.slos import check_latency, latency_sli, validate_latency
 from bench.plugins import load_plugins
-from bench.runtime.kafka.latency import event_time_ms, latency_stats
+from bench.runtime.kafka.latency import event_time_ms, latency_stats, sample_runs
 
 
 @pytest.mark.parametrize(
@@ -108,3 +108,25 @@ def test_strimzi_output_topics_take_the_brokers_clock() -> None:
     topics = {t["spec"]["topicName"]: t["spec"] for t in KubernetesPlatform({"topics": "strimzi"}).kafka_topics(spec)}
     assert topics["out-e1"]["config"] == {"message.timestamp.type": "LogAppendTime"}
     assert "config" not in topics["in-e1"]
+
+
+def test_an_interval_within_the_budget_is_read_whole() -> None:
+    assert sample_runs(100, 150, budget=50) == [(100, 50)]
+    assert sample_runs(7, 7) == []
+
+
+def test_a_busy_interval_is_read_as_evenly_spaced_runs_inside_it() -> None:
+    runs = sample_runs(1_000, 101_000, budget=2_000, segments=10)
+    assert [offset for offset, _ in runs] == [1_000 + 10_000 * i for i in range(10)]
+    assert {count for _, count in runs} == {200}
+    assert all(offset + count <= 101_000 for offset, count in runs)
+    # just over the budget: the runs still stay inside the interval and do not overlap
+    runs = sample_runs(0, 11, budget=10, segments=10)
+    assert all(a + n <= b for (a, n), (b, _) in zip(runs, runs[1:], strict=False)) and runs[-1][0] + runs[-1][1] <= 11
+
+
+def test_a_sampled_interval_s_output_rate_counts_every_record() -> None:
+    stats = latency_stats([10.0, 20.0, 30.0], seconds=5.0, records=5_000)
+    assert stats["output-rate"] == 1_000.0
+    assert stats["latency-p50"] == 20.0
+    assert stats["latency-share"] == pytest.approx(3 / 5_000)  # the percentiles say what they rest on

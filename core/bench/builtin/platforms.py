@@ -91,7 +91,7 @@ KUBERNETES_ONLY_PATCHERS = frozenset({
 #: output latency percentiles and rate (use cases with an output topic), the records the
 #: SUT committed per second, and the load and CPU of the host bench runs on
 INFO_SLIS = frozenset({
-    "latency-p50", "latency-p95", "latency-p99", "latency-max", "output-rate", "processed-rate",
+    "latency-p50", "latency-p95", "latency-p99", "latency-max", "latency-share", "output-rate", "processed-rate",
     "host-load1", "host-cpu", "host-steal",
 })
 #: CPU and memory of the SUT's processes: only where they run on bench's host
