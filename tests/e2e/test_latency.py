@@ -20,13 +20,17 @@ import math
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from aiokafka import AIOKafkaProducer
 from bench.builtin.calibrated import CALIBRATED, default_benchmark
 from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.embedded import EmbeddedPlatform
 from bench.results import read_series
+from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics
+from bench.runtime.kafka.latency import LatencySampler
 
 pytestmark = pytest.mark.e2e
 
@@ -137,12 +141,6 @@ async def test_a_busy_interval_is_sampled_evenly_and_its_output_rate_stays_exact
     them, from each tenth of the interval (the records' event times say which part they
     came from), counts all 5,000 in ``output-rate`` and goes on after them: the next
     interval's 30 records are read whole, none of the skipped ones again."""
-    import time
-
-    from aiokafka import AIOKafkaProducer
-    from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics
-    from bench.runtime.kafka.latency import LatencySampler
-
     topic = f"latency-sampled-{int(time.time() * 1000)}"
     await create_topics(kafka_bootstrap, [(topic, 1)], config=OUTPUT_TOPIC_CONFIG)
     producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, linger_ms=5)

@@ -144,7 +144,8 @@ class LatencySampler:
         self.max_records = max_records
         self.segments = segments
         self._consumer: AIOKafkaConsumer | None = None
-        self._assigned: set[TopicPartition] = set()
+        #: every output partition, in order, once assigned (empty until then)
+        self._assigned: list[TopicPartition] = []
         self._last: float | None = None
         self._warned_clock = False
         #: records read in total, and those without an event time (for tests and diagnostics)
@@ -188,7 +189,7 @@ class LatencySampler:
             wanted.extend(TopicPartition(topic, p) for p in sorted(parts))
         consumer.assign(wanted)
         await consumer.seek_to_beginning(*wanted)
-        self._assigned = set(wanted)
+        self._assigned = wanted
 
     def _latency(self, record: ConsumerRecord[bytes, bytes]) -> float | None:
         self.records += 1
@@ -213,7 +214,7 @@ class LatencySampler:
         if not self._assigned:
             return [], 0
         deadline = time.monotonic() + self.read_budget_s
-        partitions = sorted(self._assigned)
+        partitions = self._assigned
         ends = await consumer.end_offsets(partitions)
         starts = {tp: await consumer.position(tp) for tp in partitions}
         appended = sum(max(0, ends[tp] - starts[tp]) for tp in partitions)
