@@ -222,6 +222,9 @@ def test_the_observer_scripts_sides_together_differ_only_in_the_switch(monkeypat
         sampled = {(spec, env) for what, spec, env in seen if what == "sample"}
         assert sampled == {("bare", "commits"), ("instrumented", None)}
         assert instrumentation.ENV not in os.environ
+    seen.clear()  # an A/A run: both sides spawned and sampled with everything on
+    asyncio.run(observer.measure_together(registry, {}, 0.05, 0.0, 0.01, False, off=observer.AA))
+    assert {env for _, _, env in seen} == {None} and {spec for _, spec, _ in seen} == {"instrumented", "bare"}
     seen.clear()  # one side alone (the sequential pairs) takes the same path
     bare = asyncio.run(observer.measure(registry, {}, 0.05, 0.0, 0.01, "bare", off="1"))
     assert bare.mode == "bare" and {env for _, _, env in seen} == {"1"}
