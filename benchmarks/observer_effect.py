@@ -34,6 +34,10 @@ one quarter-core instance processes.
 The last lines are a Markdown table to paste into docs/performance.md, with the date,
 commit and the load average before and after each run.
 
+With ``--off none`` both sides are instrumented (an A/A run): its ratio is what the
+comparison gives where the sides do not differ, the yardstick for an A/B ratio's
+distance from 1.
+
     .venv/bin/python benchmarks/observer_effect.py --quick          # UC1, 1 pair of 75-s runs, ~3 min
     .venv/bin/python benchmarks/observer_effect.py                  # UC1-UC4, 4 pairs of 120-s runs, ~50 min
 """
