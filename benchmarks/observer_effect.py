@@ -416,12 +416,12 @@ def main() -> int:
     for line in orders:
         print(line)
     worst = min(ratios) if ratios else float("nan")
-    print(f"lowest ratio instrumented / bare (goal >= 0.98): {worst:.3f}")
     if args.off == AA:
         # both sides alike: the ratio is the comparison's own error, which the goal does not judge
-        print(f"A/A run (--off {AA}): both sides instrumented; a ratio of an A/B run within this one's "
+        print(f"A/A run (--off {AA}), both sides instrumented: {worst:.3f}; an A/B ratio within this one's "
               "distance of 1 is not told apart from no effect")
         return 0
+    print(f"lowest ratio instrumented / bare (goal >= 0.98): {worst:.3f}")
     if args.quick:
         # one short pair shows the measurement runs end to end; it bounds nothing (pairs spread
         # by 15-30 % on 2026-12-01), so its ratio is printed, not judged

@@ -337,3 +337,26 @@ def test_the_prediction_alone_is_asked_for_consistently(given: list[str], said: 
     --predict it would measure nothing, and beside --reference-seconds it contradicts it."""
     done = run_script("time_to_verdict", *given)
     assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+def test_an_a_a_run_prints_its_ratio_as_the_comparisons_error_not_against_the_goal(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """With --off none both sides are instrumented: a ratio of 0.9 then is the comparison's
+    own spread, so it is printed as such (exit status 0), never as a missed goal."""
+    observer = script("observer_effect")
+    offs: list[str] = []
+
+    async def together(registry: Any, opts: dict[str, Any], *args: Any, off: str = "1", **kw: Any) -> dict[str, Any]:
+        offs.append(off)
+        return {mode: observer.Measured(mode, rate, rate, 5, "", "", written=10 * rate)
+                for mode, rate in (("instrumented", 900.0), ("bare", 1000.0))}
+
+    monkeypatch.setattr(observer, "measure_together", together)
+    monkeypatch.setattr("bench.plugins.load_plugins", lambda: None)
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc1", "--pairs", "1", "--off", "none"])
+    assert observer.main() == 0
+    out = capsys.readouterr().out
+    assert offs == [observer.AA] and "instrumented too (an A/A run)" in out
+    assert "A/A run (--off none), both sides instrumented: 0.900" in out and "goal >= 0.98" not in out
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc1", "--pairs", "1"])
+    assert observer.main() == 1  # the same figures as an A/B run miss the goal
