@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -167,6 +168,33 @@ def test_the_observer_script_cancels_the_order_of_a_pairs_runs() -> None:
     ratio, order = observer.order_balanced(pairs)
     assert ratio == pytest.approx(0.98) and order == pytest.approx(1.1)
     assert observer.order_balanced([(1.0, True), (0.9, True)]) is None  # one order only: nothing cancels
+
+
+def test_the_observer_scripts_interval_pools_the_noise_around_each_orders_mean() -> None:
+    """Three pairs of a 2 % effect and a 10 % order effect, the two first-order pairs 1 %
+    either side of their mean: the interval is centred on 0.98 in log terms, its width
+    that noise at one degree of freedom, and the order's 10 % adds nothing to it."""
+    pairs = script("_pairs")
+    e = pytest.approx
+    ratios = [(0.98 * 1.1 * math.exp(0.01), True), (0.98 * 1.1 * math.exp(-0.01), True), (0.98 / 1.1, False)]
+    low, high = pairs.balanced_interval(ratios)
+    half = 12.706 * math.sqrt(0.01**2 * 2 / 1 * (1 / 2 + 1)) / 2
+    assert (math.log(low), math.log(high)) == (e(math.log(0.98) - half, rel=1e-3), e(math.log(0.98) + half, rel=1e-3))
+    # the same spread with twice the pairs: narrower, about the same centre
+    others = [(0.98 / 1.1 * math.exp(0.01), False), (0.98 / 1.1 * math.exp(-0.01), False), (0.98 * 1.1, True)]
+    more = pairs.balanced_interval(ratios + others)
+    assert more[0] > low and more[1] < high and math.sqrt(more[0] * more[1]) == e(0.98, rel=1e-3)
+    assert pairs.balanced_interval(ratios[:2]) is None  # one order only
+    assert pairs.balanced_interval([ratios[0], ratios[2]]) is None  # two pairs leave no degree of freedom
+
+
+def test_the_observer_scripts_goal_is_met_missed_or_not_told_apart() -> None:
+    pairs = script("_pairs")
+    assert pairs.against_goal((0.985, 1.02), 0.98).endswith(": met")
+    assert pairs.against_goal((0.90, 0.97), 0.98).endswith(": missed")
+    assert "not told apart from 0.98" in pairs.against_goal((0.93, 1.03), 0.98)
+    assert "smaller than 7.0%" in pairs.against_goal((0.93, 1.03), None)  # an A/A run: what it can see
+    assert "fewest" in pairs.against_goal(None, 0.98)
 
 
 def test_the_observer_script_marks_a_sut_that_kept_up() -> None:
@@ -360,3 +388,7 @@ def test_an_a_a_run_prints_its_ratio_as_the_comparisons_error_not_against_the_go
     assert "A/A run (--off none), both sides instrumented: 0.900" in out and "goal >= 0.98" not in out
     monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc1", "--pairs", "1"])
     assert observer.main() == 1  # the same figures as an A/B run miss the goal
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc1", "--pairs", "4"])
+    assert observer.main() == 1
+    assert "uc1: 95 % interval [0.900, 0.900] against the goal of 0.98: missed" in capsys.readouterr().out

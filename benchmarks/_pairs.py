@@ -1,0 +1,65 @@
+"""Paired comparisons of two sides whose runs alternate in order: the ratio with the
+order cancelled, its confidence interval, and what that interval says of a goal.
+
+Why a module of its own: the observer-effect script judges a 2 % goal with pairs that
+spread by several percent (2026-12-04), and these figures are what decides whether its
+ratio is a finding or noise; they are tested apart from the script's Spark runs.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+
+def order_balanced(ratios: list[tuple[float, bool]]) -> tuple[float, float] | None:
+    """The instrumented / bare ratio with the order of each pair's runs cancelled, and the
+    order's own effect: (ratio, how much more the first run of a pair read than the
+    second, whichever side ran first); None without pairs in both orders.
+
+    Why: on 2026-12-01 the first run of every pair read 3-28 % more than the second, in
+    either order (UC1-UC3, 20:51-21:34), so the median of three pairs, two of them in one
+    order, measured the order. The geometric mean over the two orders' mean log ratios
+    cancels an effect of the order that multiplies either side alike."""
+    first = [math.log(r) for r, inst_first in ratios if inst_first and r > 0]
+    second = [math.log(r) for r, inst_first in ratios if not inst_first and r > 0]
+    if not first or not second:
+        return None
+    a, b = statistics.fmean(first), statistics.fmean(second)
+    return math.exp((a + b) / 2), math.exp((a - b) / 2)
+
+
+def balanced_interval(ratios: list[tuple[float, bool]], confidence: float = 0.95) -> tuple[float, float] | None:
+    """The confidence interval of :func:`order_balanced`'s ratio; None with fewer than three
+    pairs or pairs in one order only.
+
+    Why: two identical sides (an A/A run, 2026-12-04) differed by up to 6.5 % in one pair,
+    so a ratio of four pairs printed alone read as a finding it was not. Each pair's log
+    ratio is the effect plus or minus the order's, plus noise; the noise is pooled around
+    each order's mean (n - 2 degrees of freedom) and the interval is Student's t."""
+    from bench.early_rules import t_quantile
+
+    groups = [[math.log(r) for r, inst_first in ratios if inst_first is first and r > 0] for first in (True, False)]
+    n = len(groups[0]) + len(groups[1])
+    if not all(groups) or n < 3:
+        return None
+    means = [statistics.fmean(g) for g in groups]
+    pooled = sum((x - m) ** 2 for g, m in zip(groups, means, strict=True) for x in g) / (n - 2)
+    error = math.sqrt(pooled * (1 / len(groups[0]) + 1 / len(groups[1]))) / 2
+    half = t_quantile(0.5 + confidence / 2, n - 2) * error
+    centre = (means[0] + means[1]) / 2
+    return math.exp(centre - half), math.exp(centre + half)
+
+
+def against_goal(interval: tuple[float, float] | None, goal: float | None) -> str:
+    """What the pairs say of the goal: met, missed, or not told apart at this many pairs;
+    with no goal (an A/A run), how far from 1 a ratio must be for these pairs to see it."""
+    if interval is None:
+        return "no interval (three pairs, in both orders, are the fewest)"
+    low, high = interval
+    if goal is None:
+        return (f"95 % interval [{low:.3f}, {high:.3f}]: an effect smaller than "
+                f"{max(high - 1, 1 - low):.1%} is not seen by this many pairs")
+    verdict = ("met" if low >= goal else "missed" if high < goal
+               else f"not told apart from {goal:g} by these pairs (more --pairs narrow it)")
+    return f"95 % interval [{low:.3f}, {high:.3f}] against the goal of {goal:g}: {verdict}"
