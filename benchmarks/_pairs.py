@@ -11,6 +11,15 @@ from __future__ import annotations
 import math
 import statistics
 
+#: the confidence of :func:`balanced_interval`, and of what :func:`against_goal` says
+CONFIDENCE = 0.95
+
+
+def by_order(ratios: list[tuple[float, bool]]) -> tuple[list[float], list[float]]:
+    """The log ratios of the pairs whose instrumented side ran first, and of the others."""
+    logs = [(math.log(r), inst_first) for r, inst_first in ratios if r > 0]
+    return [x for x, first in logs if first], [x for x, first in logs if not first]
+
 
 def order_balanced(ratios: list[tuple[float, bool]]) -> tuple[float, float] | None:
     """The instrumented / bare ratio with the order of each pair's runs cancelled, and the
@@ -21,15 +30,14 @@ def order_balanced(ratios: list[tuple[float, bool]]) -> tuple[float, float] | No
     either order (UC1-UC3, 20:51-21:34), so the median of three pairs, two of them in one
     order, measured the order. The geometric mean over the two orders' mean log ratios
     cancels an effect of the order that multiplies either side alike."""
-    first = [math.log(r) for r, inst_first in ratios if inst_first and r > 0]
-    second = [math.log(r) for r, inst_first in ratios if not inst_first and r > 0]
+    first, second = by_order(ratios)
     if not first or not second:
         return None
     a, b = statistics.fmean(first), statistics.fmean(second)
     return math.exp((a + b) / 2), math.exp((a - b) / 2)
 
 
-def balanced_interval(ratios: list[tuple[float, bool]], confidence: float = 0.95) -> tuple[float, float] | None:
+def balanced_interval(ratios: list[tuple[float, bool]]) -> tuple[float, float] | None:
     """The confidence interval of :func:`order_balanced`'s ratio; None with fewer than three
     pairs or pairs in one order only.
 
@@ -39,14 +47,14 @@ def balanced_interval(ratios: list[tuple[float, bool]], confidence: float = 0.95
     each order's mean (n - 2 degrees of freedom) and the interval is Student's t."""
     from bench.early_rules import t_quantile
 
-    groups = [[math.log(r) for r, inst_first in ratios if inst_first is first and r > 0] for first in (True, False)]
+    groups = by_order(ratios)
     n = len(groups[0]) + len(groups[1])
     if not all(groups) or n < 3:
         return None
     means = [statistics.fmean(g) for g in groups]
     pooled = sum((x - m) ** 2 for g, m in zip(groups, means, strict=True) for x in g) / (n - 2)
     error = math.sqrt(pooled * (1 / len(groups[0]) + 1 / len(groups[1]))) / 2
-    half = t_quantile(0.5 + confidence / 2, n - 2) * error
+    half = t_quantile(0.5 + CONFIDENCE / 2, n - 2) * error
     centre = (means[0] + means[1]) / 2
     return math.exp(centre - half), math.exp(centre + half)
 
@@ -58,8 +66,8 @@ def against_goal(interval: tuple[float, float] | None, goal: float | None) -> st
         return "no interval (three pairs, in both orders, are the fewest)"
     low, high = interval
     if goal is None:
-        return (f"95 % interval [{low:.3f}, {high:.3f}]: an effect smaller than "
+        return (f"{CONFIDENCE * 100:g} % interval [{low:.3f}, {high:.3f}]: an effect smaller than "
                 f"{max(high - 1, 1 - low):.1%} is not seen by this many pairs")
     verdict = ("met" if low >= goal else "missed" if high < goal
                else f"not told apart from {goal:g} by these pairs (more --pairs narrow it)")
-    return f"95 % interval [{low:.3f}, {high:.3f}] against the goal of {goal:g}: {verdict}"
+    return f"{CONFIDENCE * 100:g} % interval [{low:.3f}, {high:.3f}] against the goal of {goal:g}: {verdict}"
