@@ -65,6 +65,9 @@ def against_goal(interval: tuple[float, float] | None, goal: float | None) -> st
     if interval is None:
         return "no interval (three pairs, in both orders, are the fewest)"
     low, high = interval
+    if goal is None and not low <= 1.0 <= high:
+        return (f"{CONFIDENCE * 100:g} % interval [{low:.3f}, {high:.3f}]: 1 lies outside it, so the two sides "
+                "differ (in an A/A run: a bias of the comparison itself)")
     if goal is None:
         return (f"{CONFIDENCE * 100:g} % interval [{low:.3f}, {high:.3f}]: an effect smaller than "
                 f"{max(high - 1, 1 - low):.1%} is not seen by this many pairs")

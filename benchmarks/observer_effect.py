@@ -183,6 +183,8 @@ def experiment(registry: Any, opts: dict[str, Any], mode: str,
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
     from bench.launch import prepare_run
 
+    opts = {**opts, "conf": (*opts.get("conf", ()), *(opts.get("bare_conf", ()) if mode == "bare" else ()))}
+    opts.pop("bare_conf", None)
     prepared = prepare_run(registry, opts)
     ex = prepared.execution
     load, resources = ex.load.loadValues[0], ex.resources.resourceValues[0]
@@ -316,6 +318,12 @@ def main() -> int:
                         help="run each pair's two sides at the same time on one broker (each its own topics, "
                         "generators and CPU limit), the default, so that the machine's drift between runs "
                         "cancels; --no-together runs them one after the other")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for both sides' SUTs, as bench run --conf (repeatable), e.g. "
+                        "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 (the JIT's C1 compiler only)")
+    parser.add_argument("--bare-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the bare side only (repeatable); with --off none an A/B run of "
+                        "that setting, both sides instrumented, the ratio the first side against the setting's")
     args = parser.parse_args()
     plugins = [p.strip() for p in (args.plugin or ("uc1" if args.quick else "uc1,uc2,uc3,uc4")).split(",")]
     pairs = args.pairs or (1 if args.quick else 4)  # an even number: each order equally often
@@ -333,6 +341,7 @@ def main() -> int:
     print(f"{pairs} pair(s) of {seconds:g}-s runs (first {warmup:g} s not counted), {args.cpu_per_instance:g} core "
           f"per instance, {args.connector} connector, "
           f"records per micro-batch at most {capped}; "
+          f"{''.join(f'--conf {c}; ' for c in args.conf)}{''.join(f'bare side --conf {c}; ' for c in args.bare_conf)}"
           f"bare: {BARE_SIDE.get(args.off, f'no {args.off}')}"
           f"{'; both sides at once' if args.together else '; the sides one after the other'}", flush=True)
     results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
@@ -344,6 +353,7 @@ def main() -> int:
                 "warmup": min(warmup, seconds / 2), "repetitions": 1,
                 "sets": (f"sut.cpuPerInstance={args.cpu_per_instance}",), "connector": args.connector,
                 "platform_name": "embedded", "results_dir": tempfile.mkdtemp(prefix="bench-observer-"),
+                "conf": tuple(args.conf), "bare_conf": tuple(args.bare_conf),
             }
             order = MODES if i % 2 == 0 else MODES[::-1]
             cap = caps[plugin]
@@ -403,6 +413,10 @@ def main() -> int:
     for line in orders:
         print(line)
     worst = min(ratios) if ratios else float("nan")
+    if args.off == AA and args.bare_conf:
+        print(f"A/B run of the bare side's Spark settings ({', '.join(args.bare_conf)}), both sides instrumented: "
+              f"the other side against it {worst:.3f}")
+        return 0
     if args.off == AA:
         # both sides alike: the ratio is the comparison's own error, which the goal does not judge
         print(f"A/A run (--off {AA}), both sides instrumented: {worst:.3f}; an A/B ratio within this one's "

@@ -95,6 +95,7 @@ def options(args: argparse.Namespace, plugin: str, mode: str, results: Path, exe
         "early_stop": not reference,
         "predict": mode == "predict",
         "sets": sets,
+        "conf": tuple(args.conf),
         "results_dir": str(results),
         "platform_name": "embedded",
     }
@@ -197,6 +198,8 @@ def main() -> int:
     parser.add_argument("--no-reference", action="store_true",
                         help="with --predict: do not run the reference procedure; only bench's default against "
                              "itself with --predict (the prediction's time saved and hit rate, no ratio)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for every procedure's SUTs, as bench run --conf (repeatable)")
     args = parser.parse_args()
     if args.no_reference and not args.predict:
         parser.error("--no-reference compares bench's default with --predict: give --predict too")

@@ -41,7 +41,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def ttv_args(**over: Any) -> argparse.Namespace:
     base = {"capacity": 1000.0, "cpu_per_instance": 0.25, "duration": 300.0, "warmup": 60.0, "repetitions": 3,
-            "predict": False}
+            "predict": False, "conf": []}
     return argparse.Namespace(**{**base, **over})
 
 
@@ -66,6 +66,19 @@ def test_the_reference_procedure_and_benchs_default_differ_only_where_they_shoul
     objects = build_objects(registry, prepared.benchmark, prepared.execution, prepared.params, 10000.0, 1.0)
     sut = next(o for o in objects if o.get("kind") == "BenchSut")
     assert sut["spec"].get("cpuPerInstance") == (0 if plugin == "calibrated" else 0.25)
+
+
+def test_a_spark_setting_given_to_the_scripts_reaches_every_procedures_sut(tmp_path: Path) -> None:
+    ttv = script("time_to_verdict")
+    registry = verdict_runs.registry()
+    jit = "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"
+    for mode in ("reference", "default"):
+        opts = ttv.options(ttv_args(conf=[jit]), "uc3", mode, tmp_path / mode, tmp_path / "none.yaml", [1500.0],
+                           [1.0])
+        opts.pop("execution_file")
+        opts["dry_run"] = True
+        conf = resolve_run(registry, opts).platform_options["spark_conf"]
+        assert conf["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
 
 
 def record(load: float, resources: float, passed: bool, **slo: Any) -> ExperimentRecord:
@@ -194,6 +207,7 @@ def test_the_observer_scripts_goal_is_met_missed_or_not_told_apart() -> None:
     assert pairs.against_goal((0.90, 0.97), 0.98).endswith(": missed")
     assert "not told apart from 0.98" in pairs.against_goal((0.93, 1.03), 0.98)
     assert "smaller than 7.0%" in pairs.against_goal((0.93, 1.03), None)  # an A/A run: what it can see
+    assert "1 lies outside it" in pairs.against_goal((1.05, 1.20), None)  # a setting's A/B run, or a biased A/A
     assert "fewest" in pairs.against_goal(None, 0.98)
 
 
@@ -307,6 +321,33 @@ def test_the_observer_script_runs_both_sides_at_once_by_default_with_each_use_ca
     assert observer.main() == 0
     # both sides at once at a load that leaves them the cores, past the instances' start
     assert seen == [("20000", 75.0, 45.0)]
+    confs: list[tuple[str, ...]] = []
+
+    async def with_conf(registry: Any, opts: dict[str, Any], *args: Any, **kw: Any) -> dict[str, Any]:
+        confs.append(opts["conf"])
+        return await together(registry, opts, cap=kw.get("cap"))
+
+    monkeypatch.setattr(observer, "measure_together", with_conf)
+    jit = "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc3", "--pairs", "2", "--conf", jit])
+    observer.main()
+    assert confs == [(jit,), (jit,)]  # both pairs' sides get the setting
+    assert f"--conf {jit}" in capsys.readouterr().out
+    opts = {"plugin": "uc3", "conf": ("a=1",), "bare_conf": ("b=2",)}
+    given: list[tuple[str, ...]] = []
+
+    class Prepared(Exception):
+        """Stops the side's set-up once its options are seen."""
+
+    def prepare(registry: Any, side: dict[str, Any]) -> Any:
+        given.append(side["conf"])
+        raise Prepared
+
+    monkeypatch.setattr("bench.launch.prepare_run", prepare)
+    for mode in observer.MODES:
+        with pytest.raises(Prepared):
+            observer.experiment(None, opts, mode, None)
+    assert given == [("a=1",), ("a=1", "b=2")]  # --bare-conf reaches the bare side only
 
 
 def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
