@@ -94,6 +94,7 @@ AA = "none"
 GOAL = 0.98  # issue 26: instrumented / bare
 #: what the banner says the bare side is, per ``--off``
 BARE_SIDE = {"1": "no instrumentation", AA: "instrumented too (an A/A run)"}
+SETTINGS_SIDE = "its own settings (--bare-conf: an A/B run of them)"
 
 
 @dataclass
@@ -180,11 +181,14 @@ def window_rate(samples: list[tuple[float, dict[str, float]]], warmup: float,
 def experiment(registry: Any, opts: dict[str, Any], mode: str,
                cap: int | None) -> tuple[Any, dict[str, Any]]:
     """The experiment of one side (its spec, with an id of its own) and its platform's options."""
+    import dataclasses
+
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
     from bench.launch import prepare_run
+    from bench.launch_checks import parse_spark_conf
 
-    opts = {**opts, "conf": (*opts.get("conf", ()), *(opts.get("bare_conf", ()) if mode == "bare" else ()))}
-    opts.pop("bare_conf", None)
+    opts = dict(opts)
+    own = parse_spark_conf(opts.pop("bare_conf", ()) if mode == "bare" else ())
     prepared = prepare_run(registry, opts)
     ex = prepared.execution
     load, resources = ex.load.loadValues[0], ex.resources.resourceValues[0]
@@ -192,6 +196,10 @@ def experiment(registry: Any, opts: dict[str, Any], mode: str,
     params = merged_params(prepared.use_case, prepared.benchmark, ex, objects, prepared.params)
     spec = experiment_spec(prepared.use_case, prepared.benchmark, objects, params, load, resources,
                            f"obs-{mode}-{int(time.time())}")
+    if own:
+        # the two sides share one platform, and so its options (--conf): a side's own
+        # settings ride on its use case's, which --conf still overrides
+        spec.use_case = dataclasses.replace(spec.use_case, spark_conf={**spec.use_case.spark_conf, **own})
     # a per-trigger cap keeps a saturated query's batches from growing without end, so
     # that batches keep ending inside the window (both sides of a pair get the same cap)
     return spec, {**prepared.platform_options, **({"max_records_per_trigger": cap} if cap else {})}
@@ -342,7 +350,7 @@ def main() -> int:
           f"per instance, {args.connector} connector, "
           f"records per micro-batch at most {capped}; "
           f"{''.join(f'--conf {c}; ' for c in args.conf)}{''.join(f'bare side --conf {c}; ' for c in args.bare_conf)}"
-          f"bare: {BARE_SIDE.get(args.off, f'no {args.off}')}"
+          f"bare: {BARE_SIDE.get(args.off, f'no {args.off}') if not args.bare_conf else SETTINGS_SIDE}"
           f"{'; both sides at once' if args.together else '; the sides one after the other'}", flush=True)
     results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
     for i in range(pairs):

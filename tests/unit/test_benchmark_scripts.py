@@ -333,21 +333,13 @@ def test_the_observer_script_runs_both_sides_at_once_by_default_with_each_use_ca
     observer.main()
     assert confs == [(jit,), (jit,)]  # both pairs' sides get the setting
     assert f"--conf {jit}" in capsys.readouterr().out
-    opts = {"plugin": "uc3", "conf": ("a=1",), "bare_conf": ("b=2",)}
-    given: list[tuple[str, ...]] = []
-
-    class Prepared(Exception):
-        """Stops the side's set-up once its options are seen."""
-
-    def prepare(registry: Any, side: dict[str, Any]) -> Any:
-        given.append(side["conf"])
-        raise Prepared
-
-    monkeypatch.setattr("bench.launch.prepare_run", prepare)
-    for mode in observer.MODES:
-        with pytest.raises(Prepared):
-            observer.experiment(None, opts, mode, None)
-    assert given == [("a=1",), ("a=1", "b=2")]  # --bare-conf reaches the bare side only
+    jit_key, jit_value = jit.split("=", 1)
+    opts = {"plugin": "uc3", "loads": "20000", "resources": "1", "platform_name": "embedded",
+            "conf": ("spark.sql.shuffle.partitions=3",), "bare_conf": (jit,)}
+    sides = {mode: observer.experiment(verdict_runs.registry(), opts, mode, None) for mode in observer.MODES}
+    inst, bare = (sides[mode][0].spark_conf(sides[mode][1]) for mode in observer.MODES)
+    assert jit_key not in inst and bare[jit_key] == jit_value  # --bare-conf reaches the bare side only
+    assert inst["spark.sql.shuffle.partitions"] == bare["spark.sql.shuffle.partitions"] == "3"  # --conf both
 
 
 def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_off(
