@@ -41,8 +41,8 @@ distance from 1.
     .venv/bin/python benchmarks/observer_effect.py --quick          # UC1, 1 pair of 75-s runs, ~3 min
     .venv/bin/python benchmarks/observer_effect.py                  # UC1-UC4, 4 pairs of 120-s runs, ~50 min
     # a Spark setting's A/B run, both sides instrumented: C2 (the JVM's default) against C1 only
-    .venv/bin/python benchmarks/observer_effect.py --plugin uc3 --off none \
-        --bare-conf spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1
+    .venv/bin/python benchmarks/observer_effect.py --plugin uc3 --off none --bare-conf \\
+        spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1
 """
 
 from __future__ import annotations
