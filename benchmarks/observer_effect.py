@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import math
 import os
 import statistics
@@ -184,8 +185,6 @@ def window_rate(samples: list[tuple[float, dict[str, float]]], warmup: float,
 def experiment(registry: Any, opts: dict[str, Any], mode: str,
                cap: int | None) -> tuple[Any, dict[str, Any]]:
     """The experiment of one side (its spec, with an id of its own) and its platform's options."""
-    import dataclasses
-
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
     from bench.launch import prepare_run
     from bench.launch_checks import parse_spark_conf
