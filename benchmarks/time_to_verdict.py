@@ -29,6 +29,8 @@ commit and the load average before and after each run.
     # bench's default only, against an earlier reference run of 2 experiments in 2,061.4 s
     .venv/bin/python benchmarks/time_to_verdict.py --plugin uc2 --rounds 1 \
         --reference-seconds 2061.4 --reference-experiments 2
+    # keep each run's results folder for bench analyze / bench report afterwards
+    .venv/bin/python benchmarks/time_to_verdict.py --plugin uc2 --rounds 1 --keep /tmp/ttv-uc2
     # the prediction on a Spark use case: bench's default against itself with --predict
     .venv/bin/python benchmarks/time_to_verdict.py --plugin uc4 --loads 7 --resources 1,2,3,4,5,6 \
         --predict --no-reference --rounds 1
@@ -122,7 +124,20 @@ def describe(record: Any) -> str:
     )
     return (f"load {record.load:g} x {record.resources:g}: {record.outcome}"
             f"{'' if record.valid else ' (INVALID)'} after {record.finished - record.started:.0f} s"
-            f"{' (early)' if record.early_stopped else ''}{' (unstable)' if record.unstable else ''} [{slos}]")
+            f"{' (early)' if record.early_stopped else ''}{unstable_note(record)} [{slos}]")
+
+
+def unstable_note(record: Any) -> str:
+    """Which confidence rule flagged the verdict: "unstable" alone cannot tell a
+    disagreement between repetitions from a margin inside the noise, and a paired
+    round's temporary results, which could, are gone when the script ends."""
+    if not record.unstable:
+        return ""
+    from bench.analysis.confidence import reasons_of
+
+    reasons = [f"{name}: {words}" for name, d in sorted(record.slos.items())
+               if isinstance(d.get("confidence"), dict) for words in reasons_of(d["confidence"])]
+    return f" (unstable: {'; '.join(reasons)})" if reasons else " (unstable)"
 
 
 def compare(result: UseCaseResult, ours: Run, reference: Run, label: str) -> None:
@@ -200,11 +215,18 @@ def main() -> int:
                              "itself with --predict (the prediction's time saved and hit rate, no ratio)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for every procedure's SUTs, as bench run --conf (repeatable)")
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                        help="keep every run's results folder under DIR (DIR/<plugin>-<procedure>-<round>), "
+                             "for bench analyze and bench report; by default they go with a temporary folder")
     args = parser.parse_args()
     if args.no_reference and not args.predict:
         parser.error("--no-reference compares bench's default with --predict: give --predict too")
     if args.no_reference and args.reference_seconds is not None:
         parser.error("--no-reference and --reference-seconds: the first runs no reference, the second names one")
+    if args.keep is not None and args.keep.exists() and not args.keep.is_dir():
+        parser.error(f"--keep {args.keep}: a file, not a folder; name a new or empty folder")
+    if args.keep is not None and args.keep.is_dir() and any(args.keep.iterdir()):
+        parser.error(f"--keep {args.keep}: the folder is not empty; name a new or empty one")
     plugins = list(USE_CASES) if args.plugin == "all" else [p.strip() for p in args.plugin.split(",") if p.strip()]
     args.rounds = args.rounds or (1 if args.quick else 3)
     experiment_defaults(args)
@@ -221,7 +243,9 @@ def main() -> int:
           f"{args.repetitions} repetition(s), {args.rounds} round(s); Spark instances {args.cpu_per_instance:g} "
           f"core; procedures {', '.join(modes)}", flush=True)
     results = {p: UseCaseResult(p) for p in plugins}
-    with tempfile.TemporaryDirectory(prefix="bench-ttv-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-ttv-") as scratch:
+        tmp = str(args.keep) if args.keep is not None else scratch
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         execution_file = Path(tmp, "execution.yaml")
         execution_file.write_text(yaml.safe_dump({"execution": {"sampleInterval": args.interval}}))
         for rnd in range(args.rounds):
@@ -278,6 +302,8 @@ def main() -> int:
     for plugin, result in results.items():
         print(f"{plugin}: reference {spread([r.seconds for r in result.runs['reference']])} s; "
               f"default {spread([r.seconds for r in result.runs['default']])} s")
+    if args.keep is not None:
+        print(f"every run's results are kept under {args.keep} (bench analyze DIR/<plugin>-<procedure>-<round>)")
     return 0 if not differing else 1
 
 

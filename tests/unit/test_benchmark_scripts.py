@@ -425,3 +425,46 @@ def test_an_a_a_run_prints_its_ratio_as_the_comparisons_error_not_against_the_go
     monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc1", "--pairs", "4"])
     assert observer.main() == 1
     assert "uc1: 95 % interval [0.900, 0.900] against the goal of 0.98: missed" in capsys.readouterr().out
+
+
+def test_an_unstable_verdict_names_the_rule_that_flagged_it() -> None:
+    ttv = script("time_to_verdict")
+    flagged = record(1, 1, True, confidence={"disagree": True, "inside_noise": False, "step": True})
+    flagged.unstable = True
+    line = ttv.describe(flagged)
+    assert "(unstable: lag: repetitions disagree; lag: one half of a repetition says otherwise)" in line
+    assert "margin inside the noise" not in line
+    bare = record(1, 1, True)
+    bare.unstable = True
+    assert "(unstable)" in ttv.describe(bare)
+    assert "unstable" not in ttv.describe(record(1, 1, True))
+
+
+def test_keep_refuses_a_folder_that_holds_files(tmp_path: Path) -> None:
+    (tmp_path / "old.json").write_text("{}")
+    done = run_script("time_to_verdict", "--keep", str(tmp_path))
+    assert done.returncode == 2
+    assert f"--keep {tmp_path}: the folder is not empty" in done.stderr
+    assert (tmp_path / "old.json").read_text() == "{}"
+    afile = tmp_path / "old.json"
+    done = run_script("time_to_verdict", "--keep", str(afile))
+    assert done.returncode == 2 and "a file, not a folder" in done.stderr
+
+
+def test_keep_leaves_every_runs_results_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    ttv = script("time_to_verdict")
+
+    async def fake_run(registry: Any, opts: dict[str, Any], mode: str) -> Any:
+        Path(opts["results_dir"]).mkdir(parents=True)
+        Path(opts["results_dir"], "exp0.json").write_text(mode)
+        return ttv.Run(mode, 10.0, {1000.0: 1.0}, [], "", "")
+
+    monkeypatch.setattr(ttv, "one_run", fake_run)
+    keep = tmp_path / "kept"
+    monkeypatch.setattr(sys, "argv", ["time_to_verdict.py", "--plugin", "calibrated", "--rounds", "1",
+                                      "--loads", "1000", "--keep", str(keep)])
+    assert ttv.main() == 0
+    assert (keep / "calibrated-reference-0" / "exp0.json").read_text() == "reference"
+    assert (keep / "calibrated-default-0" / "exp0.json").read_text() == "default"
+    assert f"kept under {keep}" in capsys.readouterr().out
