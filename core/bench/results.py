@@ -110,6 +110,12 @@ class Repetition:
     early_stopped: bool = False
     #: why it ended early, or what was undecided when it ran its full duration
     early_decisions: list[str] = field(default_factory=list)
+    #: SLO name -> [low, high]: the slope bounds of the early decision that ended it, the
+    #: evidence its few recorded samples may not hold (``bench.analysis.confidence``)
+    decided: dict[str, list[float]] = field(default_factory=dict)
+    #: the SLOs its early end waited for, the others settled by the repetitions before
+    #: it; None: every SLO
+    waited_for: list[str] | None = None
 
 
 class ResultStore:
@@ -250,7 +256,8 @@ class ResultStore:
                 self.write_series(load, resources, slo_name, repetition, series)
                 written.append(slo_name)
         doc = {"repetition": repetition, "generators": rep.generators, "early_stopped": rep.early_stopped,
-               "early_decisions": rep.early_decisions, "series": written}
+               "early_decisions": rep.early_decisions, "decided": rep.decided, "waited_for": rep.waited_for,
+               "series": written}
         atomic_write(self.repetition_path(load, resources, repetition),
                      json.dumps(doc, indent=2, default=_json_default))
 
@@ -274,7 +281,8 @@ class ResultStore:
                 except (OSError, ValueError, IndexError) as exc:
                     raise UserError(f"--resume: {sli_file} is corrupt or partial ({_reason(exc)})") from None
             found.append(Repetition(series, generators, bool(doc.get("early_stopped")),
-                                    [str(x) for x in doc.get("early_decisions") or []]))
+                                    [str(x) for x in doc.get("early_decisions") or []],
+                                    _decided(doc.get("decided")), _names(doc.get("waited_for"))))
         return found
 
     def add_experiment(self, record: ExperimentRecord) -> None:
@@ -320,6 +328,18 @@ class ResultStore:
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             raise UserError(f"--resume: {path} is corrupt or partial ({_reason(exc)})") from None
         return list(self.experiments)
+
+
+def _decided(raw: Any) -> dict[str, list[float]]:
+    """A repetition file's early-decision bounds; files from before they were kept have none."""
+    if not isinstance(raw, dict):
+        return {}
+    return {str(name): [float(b) for b in bounds] for name, bounds in raw.items()
+            if isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(b, int | float) for b in bounds)}
+
+
+def _names(raw: Any) -> list[str] | None:
+    return [str(x) for x in raw] if isinstance(raw, list) else None
 
 
 def _reason(exc: BaseException) -> str:

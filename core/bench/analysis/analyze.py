@@ -34,7 +34,14 @@ from typing import Any
 import numpy as np
 
 from bench import slo_math, tables
-from bench.analysis.confidence import DEFAULT_CONFIDENCE, Confidence, RepetitionFit, fit_repetition, judge
+from bench.analysis.confidence import (
+    DEFAULT_CONFIDENCE,
+    Confidence,
+    RepetitionFit,
+    fit_repetition,
+    judge,
+    with_evidence,
+)
 from bench.analysis.runs import Key, RunFiles
 from bench.model import ConfigError
 from bench.results import atomic_write, fmt_value, read_series
@@ -232,6 +239,14 @@ def stored_period(record: dict[str, Any]) -> float | None:
     return None
 
 
+def stored_evidence(record: dict[str, Any], slo: str, repetition: int) -> Any:
+    """What ended one repetition, as the run kept it with ``slo``'s verdict
+    (``bench.analysis.confidence.evidence``): judged again the same way."""
+    details = (record.get("slos") or {}).get(slo)
+    found = details.get("repetition_evidence") if isinstance(details, dict) else None
+    return found[repetition] if isinstance(found, list) and 0 <= repetition < len(found) else None
+
+
 def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> ExperimentResult:
     load, resources = key
     result = ExperimentResult(load, resources, settings.threshold_for(run, load, resources))
@@ -248,7 +263,8 @@ def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> Experime
     for f in run.trend_files().get(key, []):
         try:
             t, v = after_warmup(f.path, settings.warmup, f.repetition)
-            result.fits.append(fit_repetition(t, v, period))
+            found = stored_evidence(record, f.name, f.repetition)
+            result.fits.append(with_evidence(fit_repetition(t, v, period), found))
         except slo_math.InsufficientData as exc:
             result.fits.append(None)
             errors.append(str(exc))

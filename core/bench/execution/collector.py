@@ -32,6 +32,8 @@ class Samples:
     #: with early stopping on, why the repetition ended early, or what was still
     #: undecided when it ran its full duration ("SLO: reason", ``early_stop.described``)
     early_decisions: list[str] = field(default_factory=list)
+    #: SLO name -> [low, high] of each trend decision that ended the repetition
+    decided: dict[str, list[float]] = field(default_factory=dict)
 
     def add(self, values: dict[str, float], timestamp: float, labels: str) -> None:
         for name, value in values.items():
@@ -105,6 +107,7 @@ class SliCollector:
                                                              dense.series if per_record > 1 else None, deciding)
                 if over:
                     samples.early_decisions = described([d for d in decisions if d.passed is not None])
+                    samples.decided = decided_bounds(decisions)
                     self.progress(f"{label}: {', '.join(self.evaluator.early_deciders(deciding))} decided early at "
                                   f"{elapsed:.0f} s (" + "; ".join(samples.early_decisions) + ")", False)
                     samples.early = True
@@ -123,3 +126,13 @@ class SliCollector:
                 or not self.evaluator.wants_dense()):
             return 1
         return math.ceil(ex.sampleInterval / ex.earlySampleInterval - 1e-9)
+
+
+def decided_bounds(decisions: Sequence[EarlyDecision]) -> dict[str, list[float]]:
+    """The bounds of what each decision that ended a repetition judged (a trend's slope),
+    by SLO: what the repetition showed with confidence, kept because its recorded
+    samples (one per ``sampleInterval``) may be too few to show it again when the
+    verdict's confidence is judged (``bench.analysis.confidence``)."""
+    return {d.slo: [float(d.low), float(d.high)] for d in decisions
+            if d.passed is not None and d.slo and d.low is not None and d.high is not None
+            and math.isfinite(d.low) and math.isfinite(d.high)}

@@ -127,6 +127,7 @@ class ExperimentRunner:
         slis = self.evaluator.slis()
         stored = self.store.load_repetitions(load, resources, slis) if self.cfg.resume else []
         collected: dict[str, list[Series]] = {}
+        measured: list[Repetition] = []  # what ended each one, for the verdict's confidence
         deciding: list[str] | None = None  # the SLOs the next repetition's early end waits for
         for rep in range(ex.repetitions):
             if rep < len(stored):
@@ -138,6 +139,7 @@ class ExperimentRunner:
             if done is None:
                 break
             record.early_stopped = record.early_stopped or done.early_stopped
+            measured.append(done)
             for name, s in done.series.items():
                 collected.setdefault(name, []).append(s)
             record.generators.extend(done.generators)
@@ -170,7 +172,7 @@ class ExperimentRunner:
         record.finished = time.time()
         record.cores_per_instance = instance_cores(objects, self._cpu_limit_applied())
         record.info = summarise(collected, float(ex.warmup))
-        confidence.annotate(record, self.store, self.cfg.use_case.output_period(params))
+        confidence.annotate(record, self.store, self.cfg.use_case.output_period(params), measured)
         self.store.add_experiment(record)
         if self.environment is not None:
             self.environment.experiment_finished(load, resources, record.cores_per_instance)
@@ -228,7 +230,8 @@ class ExperimentRunner:
                 ]
                 shortfall = _shortfall(reports)
                 if shortfall is None:
-                    done = Repetition(samples.series, generators, samples.early, samples.early_decisions)
+                    done = Repetition(samples.series, generators, samples.early, samples.early_decisions,
+                                      samples.decided, list(deciding) if deciding is not None else None)
                     write_info(self.store, load, resources, rep, samples.series)
                     self.store.write_repetition(load, resources, rep, done, slis)
                     return done
