@@ -330,12 +330,18 @@ class ResultStore:
         return list(self.experiments)
 
 
+def bounds_pair(raw: Any) -> list[float] | None:
+    """``[low, high]`` of an early decision as a result file stores it; None for any other form."""
+    if isinstance(raw, list | tuple) and len(raw) == 2 and all(isinstance(b, int | float) for b in raw):
+        return [float(raw[0]), float(raw[1])]
+    return None
+
+
 def _decided(raw: Any) -> dict[str, list[float]]:
     """A repetition file's early-decision bounds; files from before they were kept have none."""
     if not isinstance(raw, dict):
         return {}
-    return {str(name): [float(b) for b in bounds] for name, bounds in raw.items()
-            if isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(b, int | float) for b in bounds)}
+    return {str(name): pair for name, bounds in raw.items() if (pair := bounds_pair(bounds)) is not None}
 
 
 def _names(raw: Any) -> list[str] | None:

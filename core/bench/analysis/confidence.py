@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from bench import early_rules, early_stop, slo_math
-from bench.results import ExperimentRecord, Repetition, ResultStore, read_series
+from bench.results import ExperimentRecord, Repetition, ResultStore, bounds_pair, read_series
 
 #: two-sided confidence of the printed intervals; 0.95 as a reader expects of an error bar
 #: (early stopping's dense-sample decisions check it too: bench.early_stop._dense_decision)
@@ -236,9 +236,9 @@ def with_evidence(fit: RepetitionFit, found: Any) -> RepetitionFit:
     """``fit`` with one repetition's :func:`evidence`, as stored (anything else: unchanged)."""
     if not isinstance(found, Mapping):
         return fit
-    bounds = found.get("decided")
-    if isinstance(bounds, list | tuple) and len(bounds) == 2 and all(isinstance(b, int | float) for b in bounds):
-        return replace(fit, decided=(float(bounds[0]), float(bounds[1])))
+    bounds = bounds_pair(found.get("decided"))
+    if bounds is not None:
+        return replace(fit, decided=(bounds[0], bounds[1]))
     return replace(fit, incidental=found.get("incidental") is True)
 
 
