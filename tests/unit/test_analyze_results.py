@@ -108,6 +108,37 @@ def test_a_margin_inside_the_noise_is_unstable(tmp_path: Path) -> None:
     assert store.load_previous()[0].unstable  # and it survives --resume
 
 
+def test_a_generic_trend_slo_gets_its_confidence_in_the_run_too(tmp_path: Path) -> None:
+    """The calibrated use case states the lag trend with the ``generic`` type, whose
+    verdict carries no ``median``: the engine names the SLOs to judge by their types
+    (``SloType.is_trend``), where the verdict's form alone left this one without a
+    confidence (and without the unstable flag) in every run."""
+    from bench.builtin.calibrated import default_benchmark
+    from bench.execution.evaluator import SloEvaluator
+    from bench.model import ExecutionParams, parse_benchmark
+    from bench.plugins import load_plugins
+
+    store = ResultStore(tmp_path, 0)
+    fitted = []
+    for rep, slope in enumerate([500.0, 2500.0, 3000.0]):
+        series = _series(slope, rep, 10.0)
+        store.write_series(1000, 1, "lag-trend", rep, series)
+        fitted.append(float(np.polyfit(np.asarray(series.timestamps) - series.timestamps[0], series.values, 1)[0]))
+    details = {"passed": False, "sli": "lag", "queryAggregation": "trend", "repetitionAggregation": "median",
+               "operator": "lt", "values": fitted, "aggregate": float(np.median(fitted)), "slopes": fitted,
+               "threshold": 2000.0, "warmup": 60.0}
+    record = ExperimentRecord(load=1000, resources=1, passed=False, slos={"lag-trend": dict(details)})
+    annotate(record, store)
+    assert "confidence" not in record.slos["lag-trend"]  # the verdict's form alone: not judged
+    evaluator = SloEvaluator(load_plugins(), parse_benchmark(default_benchmark()).slos,
+                             ExecutionParams(duration=300, warmup=60, sampleInterval=5))
+    assert evaluator.trend_slos() == ["lag-trend"]
+    annotate(record, store, trend=evaluator.trend_slos())
+    conf = record.slos["lag-trend"]["confidence"]
+    assert conf["disagree"] is True and record.unstable
+    assert conf["median"] == pytest.approx(details["aggregate"], rel=1e-3)  # fitted after the warm-up
+
+
 def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: object) -> None:
     from bench.engine import RunOutcome
     from bench.launch import print_table

@@ -46,7 +46,7 @@ the lag's rise and fall: UC3's 1,500 records/s on one instance was flagged unsta
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -269,18 +269,24 @@ def half_against(t: np.ndarray, v: np.ndarray, threshold: float, passed: bool,
 
 
 def annotate(record: ExperimentRecord, store: ResultStore, period: float | None = None,
-             repetitions: Sequence[Repetition] = ()) -> None:
+             repetitions: Sequence[Repetition] = (), trend: Collection[str] | None = None) -> None:
     """The slope interval and margin of every lag-trend-like verdict, from its stored series.
 
     Read back from the SLI files that the engine writes before it records the
     experiment, so the numbers come from exactly the samples of the verdict; an SLO
     whose files or samples do not allow an error estimate gets none. ``period``: the use
     case's output period (:func:`trend_fit`), stored with the verdict for ``bench analyze``;
-    ``repetitions``: the experiment's, for their :func:`evidence` (stored with it too).
+    ``repetitions``: the experiment's, for their :func:`evidence` (stored with it too);
+    ``trend``: the SLOs judged as a median of slopes below a threshold, as their types
+    say (``SloType.is_trend``). Without it, those whose verdict carries a ``median``,
+    which the lag-trend type's does and a ``generic`` trend SLO's (the calibrated use
+    case's) does not: until 2026-12-05 such SLOs got no confidence in a run, only in
+    ``bench analyze``.
     """
     for name, details in record.slos.items():
         slopes, threshold = details.get("slopes"), details.get("threshold")
-        if not isinstance(slopes, list) or not isinstance(threshold, int | float) or "median" not in details:
+        judged = name in trend if trend is not None else "median" in details
+        if not judged or not isinstance(slopes, list) or not isinstance(threshold, int | float):
             continue
         warmup = float(details.get("warmup") or 0.0)
         found = evidence(repetitions, name) if len(repetitions) == len(slopes) else []

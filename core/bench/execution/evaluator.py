@@ -31,6 +31,11 @@ class SloEvaluator:
         """SLO name -> SLI name, as the result files name them."""
         return {slo.name: self.sli(slo) for slo in self.slos}
 
+    def trend_slos(self) -> list[str]:
+        """The SLOs whose verdict is a median of slopes below a threshold, by their types
+        (``SloType.is_trend``): those the verdict confidence judges."""
+        return [slo.name for slo in self.slos if self.registry.slos[slo.sloType].is_trend(slo.properties)]
+
     def verdicts(
         self, collected: Mapping[str, list[Series]], load: float, resources: float, rate: float
     ) -> dict[str, SloVerdict]:
