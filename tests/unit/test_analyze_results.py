@@ -77,7 +77,7 @@ def _record(store: ResultStore, slopes: list[float], threshold: float, noise: fl
     details = {"passed": float(np.median(fitted)) < threshold, "slopes": fitted, "median": float(np.median(fitted)),
                "threshold": threshold, "warmup": 60.0, "intercepts": [0.0] * len(slopes)}
     record = ExperimentRecord(load=1000, resources=1, passed=bool(details["passed"]), slos={"lag-trend": details})
-    annotate(record, store)
+    annotate(record, store, ["lag-trend"])
     store.add_experiment(record)
     return record
 
@@ -111,8 +111,8 @@ def test_a_margin_inside_the_noise_is_unstable(tmp_path: Path) -> None:
 def test_a_generic_trend_slo_gets_its_confidence_in_the_run_too(tmp_path: Path) -> None:
     """The calibrated use case states the lag trend with the ``generic`` type, whose
     verdict carries no ``median``: the engine names the SLOs to judge by their types
-    (``SloType.is_trend``), where the verdict's form alone left this one without a
-    confidence (and without the unstable flag) in every run."""
+    (``SloType.is_trend``), where the verdict's form (a ``median``) left this one
+    without a confidence (and without the unstable flag) in every run."""
     from bench.builtin.calibrated import default_benchmark
     from bench.execution.evaluator import SloEvaluator
     from bench.model import ExecutionParams, parse_benchmark
@@ -128,12 +128,12 @@ def test_a_generic_trend_slo_gets_its_confidence_in_the_run_too(tmp_path: Path) 
                "operator": "lt", "values": fitted, "aggregate": float(np.median(fitted)), "slopes": fitted,
                "threshold": 2000.0, "warmup": 60.0}
     record = ExperimentRecord(load=1000, resources=1, passed=False, slos={"lag-trend": dict(details)})
-    annotate(record, store)
-    assert "confidence" not in record.slos["lag-trend"]  # the verdict's form alone: not judged
+    annotate(record, store, [])
+    assert "confidence" not in record.slos["lag-trend"]  # an SLO not named is not judged
     evaluator = SloEvaluator(load_plugins(), parse_benchmark(default_benchmark()).slos,
                              ExecutionParams(duration=300, warmup=60, sampleInterval=5))
     assert evaluator.trend_slos() == ["lag-trend"]
-    annotate(record, store, trend=evaluator.trend_slos())
+    annotate(record, store, evaluator.trend_slos())
     conf = record.slos["lag-trend"]["confidence"]
     assert conf["disagree"] is True and record.unstable
     assert conf["median"] == pytest.approx(details["aggregate"], rel=1e-3)  # fitted after the warm-up

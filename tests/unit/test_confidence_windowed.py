@@ -59,7 +59,7 @@ def _run(tmp_path: Path, period: float | None) -> dict[str, object]:
     details = {"passed": slope < THRESHOLD, "slopes": [slope], "median": slope, "threshold": THRESHOLD,
                "warmup": 30.0, "intercepts": [0.0]}
     record = ExperimentRecord(load=1500, resources=1, passed=slope < THRESHOLD, slos={"lag-trend": details})
-    annotate(record, store, period)
+    annotate(record, store, ["lag-trend"], period)
     store.add_experiment(record)
     doc = json.loads((tmp_path / "exp0-result.json").read_text())
     return dict(doc["experiments"][0]["slos"]["lag-trend"])

@@ -268,25 +268,23 @@ def half_against(t: np.ndarray, v: np.ndarray, threshold: float, passed: bool,
     return False
 
 
-def annotate(record: ExperimentRecord, store: ResultStore, period: float | None = None,
-             repetitions: Sequence[Repetition] = (), trend: Collection[str] | None = None) -> None:
+def annotate(record: ExperimentRecord, store: ResultStore, trend: Collection[str], period: float | None = None,
+             repetitions: Sequence[Repetition] = ()) -> None:
     """The slope interval and margin of every lag-trend-like verdict, from its stored series.
 
     Read back from the SLI files that the engine writes before it records the
     experiment, so the numbers come from exactly the samples of the verdict; an SLO
-    whose files or samples do not allow an error estimate gets none. ``period``: the use
-    case's output period (:func:`trend_fit`), stored with the verdict for ``bench analyze``;
-    ``repetitions``: the experiment's, for their :func:`evidence` (stored with it too);
-    ``trend``: the SLOs judged as a median of slopes below a threshold, as their types
-    say (``SloType.is_trend``). Without it, those whose verdict carries a ``median``,
-    which the lag-trend type's does and a ``generic`` trend SLO's (the calibrated use
-    case's) does not: until 2026-12-05 such SLOs got no confidence in a run, only in
-    ``bench analyze``.
+    whose files or samples do not allow an error estimate gets none. ``trend``: the SLOs
+    judged as a median of slopes below a threshold, named by their types
+    (``SloType.is_trend``, :meth:`SloEvaluator.trend_slos`), not by the verdict's form:
+    a ``generic`` trend SLO's (the calibrated use case's) carries no ``median``, and
+    until 2026-12-05 got no confidence in a run. ``period``: the use case's output
+    period (:func:`trend_fit`), stored with the verdict for ``bench analyze``;
+    ``repetitions``: the experiment's, for their :func:`evidence` (stored with it too).
     """
     for name, details in record.slos.items():
         slopes, threshold = details.get("slopes"), details.get("threshold")
-        judged = name in trend if trend is not None else "median" in details
-        if not judged or not isinstance(slopes, list) or not isinstance(threshold, int | float):
+        if name not in trend or not isinstance(slopes, list) or not isinstance(threshold, int | float):
             continue
         warmup = float(details.get("warmup") or 0.0)
         found = evidence(repetitions, name) if len(repetitions) == len(slopes) else []

@@ -172,8 +172,8 @@ class ExperimentRunner:
         record.finished = time.time()
         record.cores_per_instance = instance_cores(objects, self._cpu_limit_applied())
         record.info = summarise(collected, float(ex.warmup))
-        confidence.annotate(record, self.store, self.cfg.use_case.output_period(params), measured,
-                            self.evaluator.trend_slos())
+        confidence.annotate(record, self.store, self.evaluator.trend_slos(),
+                            self.cfg.use_case.output_period(params), measured)
         self.store.add_experiment(record)
         if self.environment is not None:
             self.environment.experiment_finished(load, resources, record.cores_per_instance)
