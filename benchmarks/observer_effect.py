@@ -57,10 +57,11 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
+import _sut_cpu
 from _common import banner, commit, load_averages, load_note, median
 from _pairs import against_goal, balanced_interval, order_balanced
 
@@ -110,6 +111,7 @@ class Measured:
     before: str
     after: str
     written: float = float("nan")  # records/s the generators wrote after the warm-up (slope of their count)
+    cpu: dict[str, float] = field(default_factory=dict)  # cores per part of the SUT after the warm-up (_sut_cpu)
 
     @property
     def kept_up(self) -> bool:
@@ -226,7 +228,7 @@ def switched_off(off: str | None) -> Iterator[None]:
 
 
 def summarize(mode: str, samples: list[tuple[float, dict[str, float]]], warmup: float,
-              before: str, after: str) -> Measured:
+              before: str, after: str, cpu: dict[str, float] | None = None) -> Measured:
     """One side's figure from its samples."""
     processed = after_warmup(samples, warmup, "spark-processed-rate")
     rows = after_warmup_points(samples, warmup, "spark-input-rows")
@@ -240,7 +242,7 @@ def summarize(mode: str, samples: list[tuple[float, dict[str, float]]], warmup: 
     rate = rate if ends >= MIN_BATCH_ENDS else float("nan")
     written = after_warmup_points(samples, warmup, "generated-records")
     return Measured(mode, rate, median(processed), ends, before, after,
-                    slope(written) if len(written) >= 3 else float("nan"))
+                    slope(written) if len(written) >= 3 else float("nan"), dict(cpu or {}))
 
 
 async def measure(registry: Any, opts: dict[str, Any], seconds: float, warmup: float, interval: float,
@@ -264,6 +266,8 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
     same. What this does not count: the samplers' own CPU in bench's process, which both
     sides share, as the SUT's cost; that is the point of a CPU limit per instance, and
     on a cluster those samplers run outside the SUT's pods."""
+    from bench.runtime.spark import cpu_limit
+
     sides = {mode: experiment(registry, opts, mode, cap) for mode in modes}
     offs: dict[str, str | None] = {"instrumented": None, "bare": None if off == AA else off}
     options = next(iter(sides.values()))[1]
@@ -271,6 +275,10 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
     before = load_note()
     samples: dict[str, list[tuple[float, dict[str, float]]]] = {m: [] for m in modes}
     order = modes[::-1] if bare_first else modes
+    ids = {mode: str(getattr(sides[mode][0], "experiment_id", "")) for mode in modes}
+    # where each SUT's CPU goes over the counted window (after the warm-up): _sut_cpu
+    cpu_at: dict[str, tuple[float, dict[str, float]]] = {}
+    cpu: dict[str, dict[str, float]] = {}
     await platform.open()
     try:
         for mode in order:
@@ -283,11 +291,16 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
                 await platform.start_generators(sides[mode][0])
             started = time.monotonic()
             while time.monotonic() - started < seconds:
+                if not cpu_at and time.monotonic() - started >= warmup:
+                    cpu_at = {m: (time.monotonic(), _sut_cpu.snapshot(cpu_limit.members_of(ids[m]))) for m in order}
                 for mode in order:
                     with switched_off(offs[mode]):
                         sample = await platform.sample(sides[mode][0])
                     samples[mode].append((sample.timestamp, dict(sample.values)))
                 await asyncio.sleep(interval)
+            for mode, (at, first) in cpu_at.items():
+                cpu[mode] = _sut_cpu.cores(first, _sut_cpu.snapshot(cpu_limit.members_of(ids[mode])),
+                                           time.monotonic() - at)
             for mode in order:
                 await platform.stop_generators(sides[mode][0])
         finally:
@@ -299,7 +312,7 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
     finally:
         await platform.close()  # tears down whatever a failed stop left
     after = load_note()
-    return {mode: summarize(mode, samples[mode], warmup, before, after) for mode in modes}
+    return {mode: summarize(mode, samples[mode], warmup, before, after, cpu.get(mode)) for mode in modes}
 
 
 def main() -> int:
@@ -370,7 +383,7 @@ def main() -> int:
             if args.together:
                 both = asyncio.run(measure_together(registry, opts, seconds, warmup, args.interval,
                                                     bare_first=i % 2 == 1, cap=cap, off=args.off))
-                runs = [both[mode] for mode in order]
+                runs: Iterable[Measured] = [both[mode] for mode in order]
             else:
                 runs = (asyncio.run(measure(registry, opts, seconds, warmup, args.interval, mode, cap, args.off))
                         for mode in order)
@@ -384,6 +397,9 @@ def main() -> int:
                     " (kept up: not saturated, the generators' rate)" if done.kept_up else "")
                 print(f"pair {i + 1} {plugin} {mode:12}: {read}{wrote}, {done.processed:10,.0f} within batches, "
                       f"{done.batches} batch end(s) ({done.before} before, {done.after} after)", flush=True)
+                if done.cpu:
+                    print(f"pair {i + 1} {plugin} {mode:12}: SUT cores after the warm-up: "
+                          + ", ".join(f"{part} {done.cpu[part]:.4f}" for part in _sut_cpu.PARTS), flush=True)
     stamp = time.strftime("%Y-%m-%d")
     print()
     print(f"{stamp}, commit {commit()}, `benchmarks/observer_effect.py {' '.join(sys.argv[1:])}`:")
@@ -413,6 +429,15 @@ def main() -> int:
             orders.append(f"{plugin}: " + against_goal(interval, None if args.off == AA else GOAL))
         if pair_ratios:
             orders.append(f"{plugin}: pair ratios in run order " + ", ".join(f"{r:.3f}" for r in pair_ratios))
+        shares = [_sut_cpu.instrumentation_share(a.cpu, b.cpu, args.cpu_per_instance)
+                  for a, b in zip(inst, bare, strict=False) if a.cpu and b.cpu]
+        if shares and not args.bare_conf:
+            orders.append(f"{plugin}: the instrumentation's CPU inside the SUT's quota (its driver and Kafka client, "
+                          f"instrumented minus bare): {median(shares):+.2%} of {args.cpu_per_instance:g} core (median; "
+                          f"pairs {', '.join(f'{x:+.2%}' for x in shares)}); a SUT held at its quota loses no more "
+                          "inside it: "
+                          f"instrumented / bare >= {1 - max(0.0, median(shares)):.3f} by accounting (what bench "
+                          "spends outside the quota: --off samplers)")
         ratios.append(ratio)
         # run together, a pair's two sides share one window and so one before / after
         loads = load_averages(inst if args.together else inst + bare)

@@ -468,3 +468,56 @@ def test_keep_leaves_every_runs_results_folder(tmp_path: Path, monkeypatch: pyte
     assert (keep / "calibrated-reference-0" / "exp0.json").read_text() == "reference"
     assert (keep / "calibrated-default-0" / "exp0.json").read_text() == "default"
     assert f"kept under {keep}" in capsys.readouterr().out
+
+
+def test_the_observer_script_reads_a_suts_cpu_by_part_from_proc(tmp_path: Path) -> None:
+    """The JVM, the Python driver, its Kafka client's threads (librdkafka names them
+    ``rdk:``) and the Python workers are told apart by command line and thread name,
+    and the instrumentation's share is the driver side's extra CPU over the quota."""
+    sut_cpu = script("_sut_cpu")
+
+    def process(pid: int, cmdline: list[str], threads: dict[str, tuple[int, int]]) -> None:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in cmdline) + b"\0")
+        for n, (name, (utime, stime)) in enumerate(threads.items()):
+            task = tmp_path / str(pid) / "task" / str(pid + n)
+            task.mkdir(parents=True)
+            (task / "comm").write_text(f"{name.split('#')[0]}\n")
+            # the command name may hold spaces and parentheses: fields count after the last ")"
+            (task / "stat").write_text(f"{pid + n} ({name} (x)) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0\n")
+
+    tck = sut_cpu.TICKS
+    process(10, ["/usr/bin/python", "-m", "bench.runtime.spark.driver", "/tmp/spec.json"],
+            {"python": (2 * tck, 0), "rdk:main": (tck, 0), "rdk:broker1": (0, tck)})
+    process(11, ["/usr/lib/jvm/bin/java", "-cp", "x"], {"java": (50 * tck, 10 * tck), "C2 CompilerThre": (tck, 0)})
+    process(12, ["/usr/bin/python", "-m", "pyspark.daemon"], {"python": (3 * tck, 0)})
+    seen = sut_cpu.snapshot([10, 11, 12, 99], proc=str(tmp_path))  # 99: gone meanwhile
+    assert seen == {"jvm": 61.0, "driver": 2.0, "kafka-client": 2.0, "workers": 3.0}
+    later = {**seen, "driver": 3.0, "kafka-client": 2.5}
+    assert sut_cpu.cores(seen, later, 10.0) == {"jvm": 0.0, "driver": 0.1, "kafka-client": 0.05, "workers": 0.0}
+    assert all(math.isnan(v) for v in sut_cpu.cores(seen, later, 0.0).values())
+    inst = {"jvm": 0.24, "driver": 0.004, "kafka-client": 0.001, "workers": 0.0}
+    bare = {"jvm": 0.24, "driver": 0.004, "kafka-client": 0.0, "workers": 0.0}
+    assert sut_cpu.instrumentation_share(inst, bare, 0.25) == pytest.approx(0.004)
+
+
+def test_the_observer_script_prints_the_instrumentations_share_of_the_quota(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each side's CPU by part is printed, and the share of the quota the instrumented
+    side's driver and Kafka client used beyond the bare side's, with the bound it gives."""
+    observer = script("observer_effect")
+    spent = {"instrumented": (0.0040, 0.0010), "bare": (0.0035, 0.0)}
+
+    async def together(registry: Any, opts: dict[str, Any], *args: Any, **kw: Any) -> dict[str, Any]:
+        return {mode: observer.Measured(mode, 1000.0, 1000.0, 5, "b", "a", written=1e4,
+                                        cpu={"jvm": 0.24, "driver": d, "kafka-client": k, "workers": 0.0})
+                for mode, (d, k) in spent.items()}
+
+    monkeypatch.setattr(observer, "measure_together", together)
+    monkeypatch.setattr("bench.plugins.load_plugins", lambda: None)
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc3", "--pairs", "2"])
+    observer.main()
+    out = capsys.readouterr().out
+    assert "SUT cores after the warm-up: jvm 0.2400, driver 0.0040, kafka-client 0.0010, workers 0.0000" in out
+    # (0.0050 - 0.0035) / 0.25 = 0.6 % of the quota
+    assert "+0.60% of 0.25 core" in out and "instrumented / bare >= 0.994 by accounting" in out

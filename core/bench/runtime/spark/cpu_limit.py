@@ -125,12 +125,27 @@ def _root() -> tuple[Path, int]:
     raise CpuLimitUnavailable("no cgroup CPU controller (cgroup v2 cpu.max or v1 cpu.cfs_quota_us) on this machine")
 
 
+def _path(root: Path, name: str) -> Path:
+    return root / f"{PREFIX}{os.getpid()}-{name}"
+
+
+def members_of(name: str) -> set[int]:
+    """The processes now in this process's cgroup ``name`` (made by :func:`create`); empty
+    where there is none. For a measurement beside the platform (benchmarks/observer_effect.py
+    reads where each SUT's CPU goes) that holds the experiment's id, not its platform's run."""
+    try:
+        root, version = _root()
+    except CpuLimitUnavailable:
+        return set()
+    return CpuLimit(_path(root, name), 0.0, version).members()
+
+
 def create(name: str, cores: float) -> CpuLimit:
     """A fresh cgroup ``bench-<pid>-<name>`` limited to ``cores`` CPUs."""
     if cores <= 0:
         raise ValueError(f"cpu limit must be positive, got {cores}")
     root, version = _root()
-    path = root / f"{PREFIX}{os.getpid()}-{name}"
+    path = _path(root, name)
     quota = max(1000, int(round(cores * PERIOD_US)))
     try:
         path.mkdir(exist_ok=True)
