@@ -74,3 +74,16 @@ def instrumentation_share(instrumented: Mapping[str, float], bare: Mapping[str, 
     sides' drivers also handle Spark's progress (bare included), so that part cancels."""
     extra = (instrumented["driver"] + instrumented["kafka-client"]) - (bare["driver"] + bare["kafka-client"])
     return extra / quota if quota > 0 else float("nan")
+
+
+def split_ratio(rate: float, cpu: Mapping[str, float], other_rate: float,
+                other_cpu: Mapping[str, float]) -> tuple[float, float] | None:
+    """A pair's throughput ratio as two factors: the CPU the two SUTs got (all parts) and
+    the records each read per CPU-second of it; their product is the ratio. None without
+    figures. Why: a side can read less because it got less of its quota (waiting, or a
+    machine with no spare CPU) or because the same CPU bought fewer records (its JIT
+    compiling, its collector), and the instrumentation inside the quota is neither."""
+    mine, theirs = sum(cpu.get(p, 0.0) for p in PARTS), sum(other_cpu.get(p, 0.0) for p in PARTS)
+    if not (mine > 0 and theirs > 0 and rate > 0 and other_rate > 0):
+        return None
+    return mine / theirs, (rate / mine) / (other_rate / theirs)

@@ -438,6 +438,13 @@ def main() -> int:
                           "inside it: "
                           f"instrumented / bare >= {1 - max(0.0, median(shares)):.3f} by accounting (what bench "
                           "spends outside the quota: --off samplers)")
+        split = [x for _, a, b in saturated if a.cpu and b.cpu
+                 if (x := _sut_cpu.split_ratio(a.rate, a.cpu, b.rate, b.cpu)) is not None]
+        if split and not args.bare_conf:
+            orders.append(f"{plugin}: where each pair's ratio comes from: the CPU the SUTs got (instrumented / bare) "
+                          f"{', '.join(f'{c:.3f}' for c, _ in split)}, their records per CPU-second "
+                          f"{', '.join(f'{e:.3f}' for _, e in split)} (medians {median([c for c, _ in split]):.3f} "
+                          f"and {median([e for _, e in split]):.3f})")
         ratios.append(ratio)
         # run together, a pair's two sides share one window and so one before / after
         loads = load_averages(inst if args.together else inst + bare)

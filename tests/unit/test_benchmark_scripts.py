@@ -521,3 +521,16 @@ def test_the_observer_script_prints_the_instrumentations_share_of_the_quota(
     assert "SUT cores after the warm-up: jvm 0.2400, driver 0.0040, kafka-client 0.0010, workers 0.0000" in out
     # (0.0050 - 0.0035) / 0.25 = 0.6 % of the quota
     assert "+0.60% of 0.25 core" in out and "instrumented / bare >= 0.994 by accounting" in out
+    # equal rates, the instrumented side 0.0015 cores more: it got more CPU and bought less with it
+    assert "the CPU the SUTs got (instrumented / bare) 1.006, 1.006, their records per CPU-second 0.994, 0.994" in out
+
+
+def test_a_pairs_ratio_splits_into_the_cpu_got_and_the_records_per_cpu_second() -> None:
+    sut_cpu = script("_sut_cpu")
+    inst = {"jvm": 0.20, "driver": 0.004, "kafka-client": 0.0002, "workers": 0.0}
+    bare = {"jvm": 0.23, "driver": 0.004, "kafka-client": 0.0, "workers": 0.0}
+    got, per_cpu = sut_cpu.split_ratio(9000.0, inst, 10000.0, bare)
+    assert got == pytest.approx(0.2042 / 0.234)
+    assert got * per_cpu == pytest.approx(0.9)  # the factors multiply back to the throughput ratio
+    assert sut_cpu.split_ratio(9000.0, {}, 10000.0, bare) is None
+    assert sut_cpu.split_ratio(0.0, inst, 10000.0, bare) is None
