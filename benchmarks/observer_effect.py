@@ -31,6 +31,15 @@ its watermark) that shorten the interval it divides by, and UC2 and UC3 showed
 use case is the answer (goal >= 0.98), and the instrumented figure is the records/s
 one quarter-core instance processes.
 
+Each side also reports where its SUT's CPU went over the counted window (the JVM, the
+Python driver, the driver's Kafka client that commits the offsets, the Python workers;
+``_sut_cpu``), and per use case the script prints the instrumentation's share of the
+SUT's CPU quota (the instrumented driver and Kafka client minus the bare ones) and each
+pair's ratio split into the CPU the sides got and the records they read per CPU-second.
+Why: pairs of like SUTs spread by ±3 % and more, so a 2 % effect on throughput is not
+resolved by pairs, while what the instrumentation spends inside a SUT's quota is read
+directly (docs/performance.md, "By accounting").
+
 The last lines are a Markdown table to paste into docs/performance.md, with the date,
 commit and the load average before and after each run.
 
