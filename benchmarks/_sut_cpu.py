@@ -35,8 +35,9 @@ def part_of(cmdline: bytes) -> str:
 
 
 def _thread_seconds(stat: str) -> float:
-    fields = stat[stat.rindex(")") + 2:].split()  # utime and stime: fields 14 and 15
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    from bench.runtime.host.stats import parse_pid_stat  # a thread's stat line is a process's
+
+    return parse_pid_stat(stat)[1] / TICKS
 
 
 def snapshot(pids: Iterable[int], proc: str = "/proc") -> dict[str, float]:

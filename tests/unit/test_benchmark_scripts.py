@@ -484,7 +484,8 @@ def test_the_observer_script_reads_a_suts_cpu_by_part_from_proc(tmp_path: Path) 
             task.mkdir(parents=True)
             (task / "comm").write_text(f"{name.split('#')[0]}\n")
             # the command name may hold spaces and parentheses: fields count after the last ")"
-            (task / "stat").write_text(f"{pid + n} ({name} (x)) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0\n")
+            (task / "stat").write_text(f"{pid + n} ({name} (x)) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0 "
+                                      "1 0 100 2000000 500 0\n")
 
     tck = sut_cpu.TICKS
     process(10, ["/usr/bin/python", "-m", "bench.runtime.spark.driver", "/tmp/spec.json"],
