@@ -440,7 +440,7 @@ def main() -> int:
             orders.append(f"{plugin}: pair ratios in run order " + ", ".join(f"{r:.3f}" for r in pair_ratios))
         shares = [_sut_cpu.instrumentation_share(a.cpu, b.cpu, args.cpu_per_instance)
                   for a, b in zip(inst, bare, strict=False) if a.cpu and b.cpu]
-        if shares and not args.bare_conf:
+        if shares and not args.bare_conf and args.off != AA:  # an A/A run's sides both commit
             orders.append(f"{plugin}: the instrumentation's CPU inside the SUT's quota (its driver and Kafka client, "
                           f"instrumented minus bare): {median(shares):+.2%} of {args.cpu_per_instance:g} core (median; "
                           f"pairs {', '.join(f'{x:+.2%}' for x in shares)}); a SUT held at its quota loses no more "

@@ -524,6 +524,10 @@ def test_the_observer_script_prints_the_instrumentations_share_of_the_quota(
     assert "+0.60% of 0.25 core" in out and "instrumented / bare >= 0.994 by accounting" in out
     # equal rates, the instrumented side 0.0015 cores more: it got more CPU and bought less with it
     assert "the CPU the SUTs got (instrumented / bare) 1.006, 1.006, their records per CPU-second 0.994, 0.994" in out
+    monkeypatch.setattr(sys, "argv", ["observer_effect.py", "--plugin", "uc3", "--pairs", "2", "--off", "none"])
+    observer.main()
+    out = capsys.readouterr().out  # an A/A run's sides both commit: no share to take, the split still holds
+    assert "by accounting" not in out and "the CPU the SUTs got" in out
 
 
 def test_a_pairs_ratio_splits_into_the_cpu_got_and_the_records_per_cpu_second() -> None:
