@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
+from bench.runtime.host.stats import parse_pid_stat
+
 PARTS = ("jvm", "driver", "kafka-client", "workers")
 DRIVER_MODULE = b"bench.runtime.spark.driver"
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -35,9 +37,7 @@ def part_of(cmdline: bytes) -> str:
 
 
 def _thread_seconds(stat: str) -> float:
-    from bench.runtime.host.stats import parse_pid_stat  # a thread's stat line is a process's
-
-    return parse_pid_stat(stat)[1] / TICKS
+    return parse_pid_stat(stat)[1] / TICKS  # a thread's stat line has a process's fields
 
 
 def snapshot(pids: Iterable[int], proc: str = "/proc") -> dict[str, float]:
