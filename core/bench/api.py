@@ -699,13 +699,12 @@ def default_slo() -> dict[str, Any]:
 
 
 def windowed_slos() -> list[dict[str, Any]]:
-    """The SLOs of a windowed use case (UC2, UC3, a third party's): the default SLO, and
-    the ratio of records its window operator dropped as late to the generated ones.
-    Fresh definitions, so that the use cases' defaults cannot drift apart."""
-    return [
-        default_slo(),
-        {"name": "dropped-records", "sloType": "dropped-records", "properties": {"maxRatio": MAX_DROPPED_RATIO}},
-    ]
+    """The default SLO and the ratio of late records dropped to generated ones, fresh for
+    each windowed use case (UC2, UC3, a third party's) so their defaults cannot drift apart.
+    The drops take the repetitions' median, as the reference's UC2 does (before 2026-12-06
+    the worst one, which ran a passing experiment's third repetition for them alone)."""
+    return [default_slo(), {"name": "dropped-records", "sloType": "dropped-records",
+                            "properties": {"maxRatio": MAX_DROPPED_RATIO, "repetitionAggregation": "median"}}]
 
 
 def param_load_type(type_name: str, key: str, direction: str = "increasing") -> dict[str, Any]:

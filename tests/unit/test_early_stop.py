@@ -246,6 +246,22 @@ def test_worst_repetition_slos_settle_on_a_fail_only() -> None:
     assert early_stop.still_open(check, {"lag": [flat, flat], "dropped-records": [no_drops] * 2}, both, 0) == []
 
 
+def test_dropped_records_by_the_median_settle_as_the_lag_trend_does() -> None:
+    """UC2's and UC3's default (the reference's UC2 aggregation): two passing repetitions
+    of three settle the experiment; two dropping too many fail it; one of each waits."""
+    median = {"repetitionAggregation": "median"}
+    check = _checker(("lag", "lag-trend", {"thresholdRelToRate": 0.01}), ("dropped", "dropped-records", median))
+    flat = series(slope=0.0, noise=1.0)
+    no_drops = Series(list(flat.timestamps), [0.0] * len(flat.timestamps))
+    drops = Series(list(flat.timestamps), [float(i * 100) for i in range(len(flat.timestamps))])
+    both = ["lag", "dropped-records"]
+    assert early_stop.settled_verdict(check, {"lag": [flat, flat], "dropped-records": [no_drops] * 2}, both, 1) is True
+    assert early_stop.settled_verdict(check, {"lag": [flat, flat], "dropped-records": [drops] * 2}, both, 1) is False
+    assert early_stop.settled_verdict(check, {"lag": [flat], "dropped-records": [drops]}, both, 2) is None
+    assert early_stop.still_open(check, {"lag": [flat, flat], "dropped-records": [no_drops, drops]}, both, 1) == [
+        "dropped"]
+
+
 def test_a_mean_across_repetitions_never_settles_early() -> None:
     props = {"sli": "lag", "threshold": 1e9, "operator": "lt"}
     mean = _checker(("mean-lag", "generic", {**props, "repetitionAggregation": "mean"}))

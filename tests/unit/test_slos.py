@@ -364,6 +364,18 @@ def test_dropped_records_bound_is_inclusive_and_uses_the_worst_repetition() -> N
     assert not verdict.passed and verdict.details["maxObservedRatio"] == pytest.approx(0.0102)
 
 
+def test_dropped_records_repetition_aggregation() -> None:
+    at_bound, worse, none = counter([50] * 20), counter([51] * 20), counter([0] * 20)
+    median = check_dropped([at_bound, worse, none], ctx({"repetitionAggregation": "median"}, load_rate=1000))
+    assert median.passed and median.details["aggregate"] == pytest.approx(0.01)
+    assert median.details["repetitionAggregation"] == "median"
+    assert median.details["maxObservedRatio"] == pytest.approx(0.0102)  # the worst is still reported
+    two_worse = check_dropped([worse, worse, none], ctx({"repetitionAggregation": "median"}, load_rate=1000))
+    assert not two_worse.passed
+    stated_max = check_dropped([at_bound, worse, none], ctx({"repetitionAggregation": "max"}, load_rate=1000))
+    assert not stated_max.passed and stated_max.details["repetitionAggregation"] == "max"
+
+
 def test_dropped_records_counts_after_warmup_only() -> None:
     series = counter([10_000, 10_000] + [0] * 20, start=7)  # the burst is in the first 10 s
     assert not check_dropped([series], ctx(load_rate=1000)).passed
@@ -399,7 +411,12 @@ def test_dropped_records_without_data_fails(series: list[Series], load_rate: flo
 
 @pytest.mark.parametrize(
     ("properties", "message"),
-    [({"maxRatio": -0.1}, "maxRatio: -0.1 must be >= 0"), ({"maxRatio": "most"}, "maxRatio: 'most' is not a number")],
+    [
+        ({"maxRatio": -0.1}, "maxRatio: -0.1 must be >= 0"),
+        ({"maxRatio": "most"}, "maxRatio: 'most' is not a number"),
+        ({"repetitionAggregation": "worst"}, "repetitionAggregation: 'worst'"),
+        ({"repetitionAggregation": "trend"}, "repetitionAggregation: 'trend'"),
+    ],
 )
 def test_dropped_records_validation(properties: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):

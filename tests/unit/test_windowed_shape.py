@@ -19,6 +19,8 @@ def test_default_benchmark_is_valid_and_has_the_shared_shape(registry: Any, name
     assert doc["useCase"] == name
     assert {t["name"] for t in doc["kafkaConfig"]["topics"]} == {"input", "output"}
     assert {s["sloType"] for s in doc["slos"]} == {"lag-trend", "dropped-records"}
+    dropped = next(s for s in doc["slos"] if s["sloType"] == "dropped-records")
+    assert dropped["properties"]["repetitionAggregation"] == "median"  # as the reference's UC2
     load_types = {t["typeName"]: t for t in doc["loadTypes"]}
     assert {"NumSensors", "WindowSize", "MessagePeriod"} <= set(load_types)
     assert load_types["WindowSize"]["patchers"][0]["properties"] == {"key": "windowSizeMs"}

@@ -22,16 +22,17 @@ things make it fragile, and any flags the experiment ``unstable``:
 Since 2026-12-05 two things the engine knows about each repetition count as well
 (:func:`evidence`, kept with the verdict as ``repetition_evidence`` for ``bench analyze``):
 the bounds of the early decision that ended it, and whether it ran only for other SLOs.
-A repetition decided early on its dense samples or over whole output periods records
-one sample per ``sampleInterval``, 4 of them when UC3's ends at 82 s, too few to show
-again what ended it; its decision's bounds stand for it in :func:`_median_of_bounds`. A
-repetition run after this SLO was settled, ended by another SLO's decision (the
-dropped-records SLO, judged by the worst repetition), holds a slope of a few samples that
-no rule judged: it counts in the median, as the method has it, but neither in "the
-repetitions disagree" nor with bounds. UC3's 12,000 records/s on one instance was
-flagged for both (recorded slopes -1,231, -4,552 and +1,643 against 120, the last over
-the 4 samples of a repetition the dropped-records SLO ended at 82 s), its first two
-repetitions decided "pass" with confidence (2026-12-05, commit dca967a).
+A repetition decided early on its dense samples or over whole output periods records one
+sample per ``sampleInterval``, 4 of them when UC3's ends at 82 s, too few to show again
+what ended it; its decision's bounds stand for it in :func:`_median_of_bounds`. A
+repetition run after this SLO was settled, ended by another SLO's decision (a
+dropped-records SLO judged by the worst repetition, UC2's and UC3's default until 2026-12-06),
+holds a slope of a few samples that no rule judged: it counts in the median, as the
+method has it, but neither in "the repetitions disagree" nor with bounds. UC3's 12,000
+records/s on one instance was flagged for both (recorded slopes -1,231, -4,552 and
++1,643 against 120, the last over the 4 samples of a repetition the dropped-records SLO
+ended at 82 s), its first two repetitions decided "pass" with confidence (2026-12-05,
+commit dca967a).
 
 The slope error is imported from :mod:`bench.early_stop`, not re-derived, so that the
 confidence printed here and the confidence that ended a repetition early are the same

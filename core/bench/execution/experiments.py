@@ -150,7 +150,7 @@ class ExperimentRunner:
             settled, open_slos = self.evaluator.settlement(collected, load, resources, rate, remaining)
             # an SLO no later repetition can turn needs no decision in them: two passing
             # lag trends of three fix the median, and the third repetition waits only
-            # for the SLO judged by the worst one (dropped records)
+            # for an SLO judged by the worst one (a dropped-records SLO by default)
             deciding = open_slos or None
             if settled is None:
                 if open_slos:
