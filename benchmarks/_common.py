@@ -102,7 +102,7 @@ def grid(registry: Any, plugin: str, quick: bool) -> tuple[list[float], list[flo
     (what ``bench run --plugin NAME`` measures, chosen so that one instance keeps up with
     the lowest load and not with the highest, docs/performance.md), so the scripts and
     the defaults cannot drift apart. Quick: the highest load only, every resource value."""
-    from bench.launch import prepare_run
+    from bench.cli.launch import prepare_run
 
     execution = prepare_run(registry, {"plugin": plugin}).execution
     loads = [float(x) for x in execution.load.loadValues]

@@ -45,7 +45,7 @@ def balanced_interval(ratios: list[tuple[float, bool]]) -> tuple[float, float] |
     so a ratio of four pairs printed alone read as a finding it was not. Each pair's log
     ratio is the effect plus or minus the order's, plus noise; the noise is pooled around
     each order's mean (n - 2 degrees of freedom) and the interval is Student's t."""
-    from bench.early_rules import t_quantile
+    from bench.slo.early_rules import t_quantile
 
     groups = by_order(ratios)
     n = len(groups[0]) + len(groups[1])

@@ -3,7 +3,7 @@
 Per use case (default UC1-UC4) one quarter-core SUT instance (``sut.cpuPerInstance=0.25``)
 on Spark's native Kafka connector is driven at a load far above what it can process, so
 its micro-batches run back to back at its maximum rate, through the platform exactly as
-``bench run`` drives it (``bench.launch.prepare_run``, the embedded platform):
+``bench run`` drives it (``bench.cli.launch.prepare_run``, the embedded platform):
 
 * instrumented: everything bench adds to measure, as in every run: the SUT's readers
   commit their offsets to its consumer group, the lag is sampled, and the latency and
@@ -176,13 +176,13 @@ def window_rate(samples: list[tuple[float, dict[str, float]]], warmup: float,
     """Rows read per second in the counted window, and the batch ends that bound it.
 
     The rows between the first and the last batch end the driver reported
-    (``spark-batch-end``, :mod:`bench.batch_progress`) where there are two: an exact span.
+    (``spark-batch-end``, :mod:`bench.slo.batch_progress`) where there are two: an exact span.
     The least-squares slope of the sampled row count, a step function of the batches,
     moved with where the 2-s samples fell among 5-13 batch ends, by as much as the effect
     measured (UC2-UC4 pairs spread 10-17 %, 2026-12-01). Without the driver's batch ends
     (0 returned as their count): that slope."""
     from bench.api import Series
-    from bench.batch_progress import rate_between_ends
+    from bench.slo.batch_progress import rate_between_ends
 
     if not samples:
         return float("nan"), 0
@@ -196,9 +196,9 @@ def window_rate(samples: list[tuple[float, dict[str, float]]], warmup: float,
 def experiment(registry: Any, opts: dict[str, Any], mode: str,
                cap: int | None) -> tuple[Any, dict[str, Any]]:
     """The experiment of one side (its spec, with an id of its own) and its platform's options."""
+    from bench.cli.checks import parse_spark_conf
+    from bench.cli.launch import prepare_run
     from bench.execution.deployment import build_objects, experiment_spec, merged_params
-    from bench.launch import prepare_run
-    from bench.launch_checks import parse_spark_conf
 
     opts = dict(opts)
     own = parse_spark_conf(opts.pop("bare_conf", ()) if mode == "bare" else ())
@@ -363,7 +363,7 @@ def main() -> int:
     warmup = args.warmup if args.warmup is not None else (QUICK_WARMUP if args.quick else 40.0)
     caps = {p: args.max_per_trigger or (QUICK_CAP if args.quick else DEFAULT_CAP.get(p)) for p in plugins}
 
-    from bench.logs import configure_logging
+    from bench.cli.logs import configure_logging
     from bench.plugins import load_plugins
 
     configure_logging("console", 0)

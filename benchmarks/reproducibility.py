@@ -90,7 +90,7 @@ def options(args: argparse.Namespace, registry: Any, plugin: str, results: Path,
 
 
 async def one_run(registry: Any, opts: dict[str, Any]) -> Run:
-    from bench.launch import prepare_run, run_benchmark
+    from bench.cli.launch import prepare_run, run_benchmark
 
     prepared = prepare_run(registry, opts)
     before = load_note()
@@ -117,7 +117,7 @@ def main() -> int:
     args.runs = args.runs or (2 if args.quick else 3)
     experiment_defaults(args)
 
-    from bench.logs import configure_logging
+    from bench.cli.logs import configure_logging
     from bench.plugins import load_plugins
 
     configure_logging("console", 0)

@@ -4,7 +4,7 @@ For each use case given (``--plugin calibrated,uc1,uc2,uc3,uc4`` or ``--plugin a
 laptop scale (quarter-core SUT instances, ``sut.cpuPerInstance=0.25``, as the main job;
 the calibrated use case simulates its capacity and takes no CPU limit), two procedures
 run the same loads and resources, through the same code path as ``bench run``
-(``bench.launch.prepare_run`` + ``run_benchmark``), each with its own embedded broker
+(``bench.cli.launch.prepare_run`` + ``run_benchmark``), each with its own embedded broker
 and results folder:
 
 * reference: no early stop, every repetition for its full duration, linear search with
@@ -104,7 +104,7 @@ def options(args: argparse.Namespace, plugin: str, mode: str, results: Path, exe
 
 
 async def one_run(registry: Any, opts: dict[str, Any], mode: str) -> Run:
-    from bench.launch import prepare_run, run_benchmark
+    from bench.cli.launch import prepare_run, run_benchmark
 
     prepared = prepare_run(registry, opts)
     before = load_note()
@@ -231,7 +231,7 @@ def main() -> int:
     args.rounds = args.rounds or (1 if args.quick else 3)
     experiment_defaults(args)
 
-    from bench.logs import configure_logging
+    from bench.cli.logs import configure_logging
     from bench.plugins import load_plugins
 
     configure_logging("console", 0)

@@ -171,7 +171,7 @@ class UseCase:
     check_slis: Callable[[Mapping[str, Any], Mapping[str, str]], None] | None = None
     #: window_seconds(params): the wall-clock period (s) of the SUT's output cycle with
     #: these parameters (a windowed use case's lag rises and falls once per period), so
-    #: early decisions can judge whole periods (``bench.early_rules``). None: no cycle.
+    #: early decisions can judge whole periods (``bench.slo.early_rules``). None: no cycle.
     window_seconds: Callable[[Mapping[str, Any]], float | None] | None = None
     #: Spark settings this use case's query runs with on every platform (``--conf`` and
     #: the resource shape override them), recorded in the environment file on the local
@@ -309,7 +309,7 @@ class SloType:
     means it is read from the SLO's ``sli`` property (the generic SLO).
     ``validate`` raises ``ValueError`` naming the bad property, before any run.
 
-    ``decide_early`` lets a repetition end before its duration (``bench.early_stop``):
+    ``decide_early`` lets a repetition end before its duration (``bench.slo.early_stop``):
     given the samples so far (one repetition) and the same context ``check`` gets, it
     says pass, fail or undecided. It must use the thresholds ``check`` uses, so that an
     early verdict is the final one; ``bench.services.trend_decision`` does the
@@ -343,7 +343,7 @@ class SloType:
     #: whether ``decide_early`` may also read the SLI sampled between the recorded samples
     #: (``execution.earlySampleInterval``), as the SLOs on a trend do: a rule that decides
     #: with confidence on more samples, sooner. The decision stands only where ``check``
-    #: over the recorded samples so far says the same (``bench.early_stop.decide``).
+    #: over the recorded samples so far says the same (``bench.slo.early_stop.decide``).
     dense_early: bool = False
 
     def sli_name(self, properties: Mapping[str, Any]) -> str:
@@ -709,7 +709,7 @@ def windowed_slos() -> list[dict[str, Any]]:
 
 def param_load_type(type_name: str, key: str, direction: str = "increasing") -> dict[str, Any]:
     """A load type whose value becomes the SUT parameter ``key`` (a window size, ...);
-    ``direction`` ``decreasing`` when a smaller value is more load (``bench.model.TypeDef``)."""
+    ``direction`` ``decreasing`` when a smaller value is more load (``bench.config.model.TypeDef``)."""
     return {
         "typeName": type_name,
         "direction": direction,

@@ -28,7 +28,7 @@ class OptionError(UserError, ValueError):
 #: errors derive from UserError now; an entry goes once its class does.
 ENVIRONMENT_ERRORS: tuple[tuple[str, str], ...] = (
     ("bench.runtime.spark.cluster", "SparkClusterError"),
-    ("bench.prometheus", "PrometheusError"),
+    ("bench.runtime.prometheus", "PrometheusError"),
 )
 
 

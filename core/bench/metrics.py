@@ -46,7 +46,7 @@ def start_exporter(port: int, addr: str = "127.0.0.1", registry: CollectorRegist
 # --------------------------------------------------------------------------- exported by the SUT
 #
 # On Kubernetes the engine cannot read the driver's stdout, so the driver itself serves
-# these and the platform reads them back from Prometheus (bench.platforms.kubernetes).
+# these and the platform reads them back from Prometheus (bench.platforms.kubernetes.platform).
 # Label ``group`` is the SUT's consumer group: fresh per repetition, so a repetition
 # never reads a value its predecessor's driver left in Prometheus.
 

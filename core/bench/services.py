@@ -80,11 +80,11 @@ def freeze_worker_heap() -> None:
 def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: str,
                    lag: bool = False) -> EarlyDecision:
     """The early decision of an SLO on the OLS trend of one repetition's ``series``, for
-    :attr:`SloType.decide_early` (the rule: :mod:`bench.early_stop`). The caller resolves
+    :attr:`SloType.decide_early` (the rule: :mod:`bench.slo.early_stop`). The caller resolves
     ``threshold`` exactly as its ``check`` does, so that an early verdict is the final one.
     ``lag=True`` when ``series`` is the consumer lag: no early "fail" while the SUT has
     consumed nothing since the warm-up."""
-    from bench.early_stop import trend_decision as decide
+    from bench.slo.early_stop import trend_decision as decide
 
     return decide(series, ctx, threshold, operator, lag=lag)
 
@@ -92,10 +92,10 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
 def external_slo_verdict(properties: Mapping[str, Any], series: Sequence[Series], threshold: float,
                          warmup: float, extra: Sequence[str] = ()) -> SloVerdict | None:
     """The verdict of the external SLO checker an SLO's properties name
-    (``externalSloChecker`` / ``externalSloUrl``, :mod:`bench.external_slo`), or None when
+    (``externalSloChecker`` / ``externalSloUrl``, :mod:`bench.slo.external`), or None when
     they name none or one of the reference's bundled checkers, whose rule the SLO type
     applies itself. ``extra``: properties passed on in the metadata when given."""
-    from bench.external_slo import external_url, external_verdict, metadata
+    from bench.slo.external import external_url, external_verdict, metadata
 
     url = external_url(properties)
     if url is None:

@@ -255,7 +255,7 @@ THRESHOLD_FORMS = (*REFERENCE_THRESHOLDS, "thresholdRelToRate")
 
 
 def override_properties(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """An SLO's properties under an execution's override (``bench.model.effective_slos``,
+    """An SLO's properties under an execution's override (``bench.config.model.effective_slos``,
     a stored run's re-evaluation, the bounds). A threshold the override states replaces
     the benchmark's of any form: a file saying ``thresholdRelToLoad`` over a default
     given as ``thresholdRelToRate`` means that threshold, not two at once."""

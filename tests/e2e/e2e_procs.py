@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def bench_run(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     """``bench run`` with ``args`` in a process of its own, from the repository's root."""
-    return subprocess.run([sys.executable, "-m", "bench.cli", "run", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "bench.cli.commands", "run", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 
 

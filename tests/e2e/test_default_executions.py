@@ -37,9 +37,9 @@ from typing import Any
 
 import pytest
 from bench.api import DEFAULT_SLO, Series, SloVerdict
-from bench.engine import Engine, RunConfig
-from bench.launch import prepare_run
-from bench.patching import find_kind
+from bench.cli.launch import prepare_run
+from bench.execution.engine import Engine, RunConfig
+from bench.patchers.apply import find_kind
 from bench.slo_math import after_warmup, slope
 
 from tests.unit.test_default_executions import load_rates

@@ -13,10 +13,10 @@ from typing import Any
 import kmock
 import pytest
 import yaml
-from bench.engine import build_objects
-from bench.k8s.client import KubeClient
-from bench.launch import resolve_run
-from bench.model import ConfigError
+from bench.cli.launch import resolve_run
+from bench.config.model import ConfigError
+from bench.execution.engine import build_objects
+from bench.platforms.kubernetes.client import KubeClient
 from bench.plugins import load_plugins
 from kubernetes_asyncio.client import ApiClient, Configuration
 

@@ -110,7 +110,7 @@ def test_a_whole_run_keeps_the_password_out_of_every_output(secured: KafkaCluste
     props.write_text("".join(f"{k}={v}\n" for k, v in secured.security.settings.items()))
     results = tmp_path / "results"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.cli", "run", "--plugin", "calibrated", "--platform", "external",
+        [sys.executable, "-m", "bench.cli.commands", "run", "--plugin", "calibrated", "--platform", "external",
          "--bootstrap-servers", secured.bootstrap_servers, "--kafka-config-file", str(props),
          "--loads", "200", "--resources", "1", "--duration", "20", "--warmup", "5", "--sample-interval", "1",
          "--results", str(results), "-v"],

@@ -17,10 +17,10 @@ from typing import Any
 import kmock
 import pytest
 from bench.api import UseCase
-from bench.k8s.client import ForbiddenError, KubeClient, ReadinessTimeout
-from bench.k8s.manifests import ObjectFailed, render_manifests
 from bench.platforms.base import ExperimentSpec, TopicSpec
-from bench.platforms.kubernetes import KubernetesPlatform
+from bench.platforms.kubernetes.client import ForbiddenError, KubeClient, ReadinessTimeout
+from bench.platforms.kubernetes.manifests import ObjectFailed, render_manifests
+from bench.platforms.kubernetes.platform import KubernetesPlatform
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 pytestmark = pytest.mark.e2e
@@ -367,8 +367,8 @@ def test_deploy_files_parse_and_default_manifests_are_fresh() -> None:
 
 def test_rbac_is_least_privilege_and_covers_what_the_platform_does() -> None:
     import yaml
-    from bench.k8s.client import plural_of
-    from bench.k8s.options import DEFAULTS
+    from bench.platforms.kubernetes.client import plural_of
+    from bench.platforms.kubernetes.options import DEFAULTS
 
     docs = list(yaml.safe_load_all((DEPLOY / "kustomize" / "rbac.yaml").read_text()))
     assert not [d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]
@@ -414,7 +414,7 @@ def test_grafana_dashboard_uses_existing_metrics() -> None:
 
 
 def test_generator_instances_take_contiguous_key_ranges() -> None:
-    from bench.k8s.generator_entry import instance_index, instance_spec
+    from bench.platforms.kubernetes.generator_entry import instance_index, instance_spec
 
     env = {
         "BENCH_BOOTSTRAP_SERVERS": "kafka:9092",

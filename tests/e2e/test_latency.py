@@ -28,7 +28,7 @@ from aiokafka import AIOKafkaProducer
 from bench.builtin.calibrated import CALIBRATED, default_benchmark
 from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.embedded import EmbeddedPlatform
-from bench.results import read_series
+from bench.results.store import read_series
 from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics
 from bench.runtime.kafka.latency import LatencySampler
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from bench import metrics
-from bench.prometheus import EmptyResultError, PrometheusError, PrometheusSource, lag_query
+from bench.runtime.prometheus import EmptyResultError, PrometheusError, PrometheusSource, lag_query
 
 pytestmark = [
     pytest.mark.e2e,
@@ -159,7 +159,7 @@ async def test_unreachable_server_retries_then_names_the_url() -> None:
 async def test_kubernetes_platform_samples_lag_from_prometheus(prometheus_url: str) -> None:
     from bench.api import UseCase
     from bench.platforms.base import ExperimentSpec, TopicSpec
-    from bench.platforms.kubernetes import KubernetesPlatform
+    from bench.platforms.kubernetes.platform import KubernetesPlatform
 
     group = "bench-sut-k8s"
     metrics.CONSUMER_LAG.labels(experiment="k8s", group=group).set(321.0)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from bench.analysis.commands import bench_add_commands
-from bench.cli import cli as bench_cli
+from bench.cli.commands import cli as bench_cli
 from click.testing import CliRunner
 
 from tests.unit.test_report import make_report_run

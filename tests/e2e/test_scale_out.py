@@ -257,7 +257,7 @@ def run_on_both_clusters(kafka: KafkaCluster, spark: SparkCluster, folder: Path,
     # bench reads back what it wrote: a UC3 run's informational files held "nan" for
     # latency intervals without output, and bench analyze refused the whole run (until
     # 2026-11-30)
-    analyzed = subprocess.run([sys.executable, "-m", "bench.cli", "analyze", str(results), "-o",
+    analyzed = subprocess.run([sys.executable, "-m", "bench.cli.commands", "analyze", str(results), "-o",
                                str(folder / "analysis.csv")], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert analyzed.returncode == 0, analyzed.stdout[-2000:] + analyzed.stderr[-2000:]
     assert (folder / "analysis.csv").read_text().splitlines()[1].split(",")[0] == case.load

@@ -129,5 +129,5 @@ def nothing_starts(
         mp.setattr(platform, "create", forbidden or refuse)
         if platform.check_host is check_java:  # a host check, not what these tests check
             mp.setattr(platform, "check_host", None)
-    mp.setattr("bench.cli._registry", lambda: loaded)
+    mp.setattr("bench.cli.commands._registry", lambda: loaded)
     yield loaded

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.cli import cli
+from bench.cli.commands import cli
 from click.testing import CliRunner
 
 from .test_fuzz_inputs import make_run
@@ -166,7 +166,7 @@ def test_run_expect_checks_its_table_before_the_run(tmp_path: Path, monkeypatch:
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the run was prepared although --expect is unusable")
 
-    monkeypatch.setattr("bench.launch.prepare_run", forbidden)
+    monkeypatch.setattr("bench.cli.launch.prepare_run", forbidden)
     table = tmp_path / "exp0_demand.csv"
     table.write_bytes(content)
     assert message in refused("run", "--plugin", "uc1", "--expect", str(table))

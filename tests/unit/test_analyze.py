@@ -23,7 +23,7 @@ import pytest
 from bench.analysis.analyze import analyze, run_settings
 from bench.analysis.commands import bench_add_commands
 from bench.analysis.runs import open_run
-from bench.cli import cli as bench_cli
+from bench.cli.commands import cli as bench_cli
 from click.testing import CliRunner
 
 CAPACITY_PER_INSTANCE = 1000.0  # records/s one simulated instance keeps up with

@@ -1,4 +1,4 @@
-"""Result files of new runs: the demand and capacity tables (bench.tables), empty rows for
+"""Result files of new runs: the demand and capacity tables (bench.results.tables), empty rows for
 loads with no pass, confidence in the JSON."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bench import tables
 from bench.analysis.confidence import annotate
 from bench.api import Series
-from bench.model_base import ConfigError
-from bench.results import ExperimentRecord, ResultStore
-from bench.tables import write_run_table
+from bench.config.base import ConfigError
+from bench.results import tables
+from bench.results.store import ExperimentRecord, ResultStore
+from bench.results.tables import write_run_table
 
 
 def test_a_load_with_no_passing_resource_keeps_an_empty_row(tmp_path: Path) -> None:
@@ -114,9 +114,9 @@ def test_a_generic_trend_slo_gets_its_confidence_in_the_run_too(tmp_path: Path) 
     (``SloType.is_trend``), where the verdict's form (a ``median``) left this one
     without a confidence (and without the unstable flag) in every run."""
     from bench.builtin.calibrated import default_benchmark
-    from bench.execution.evaluator import SloEvaluator
-    from bench.model import ExecutionParams, parse_benchmark
+    from bench.config.model import ExecutionParams, parse_benchmark
     from bench.plugins import load_plugins
+    from bench.slo.evaluator import SloEvaluator
 
     store = ResultStore(tmp_path, 0)
     fitted = []
@@ -140,8 +140,8 @@ def test_a_generic_trend_slo_gets_its_confidence_in_the_run_too(tmp_path: Path) 
 
 
 def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: object) -> None:
-    from bench.engine import RunOutcome
-    from bench.launch import print_table
+    from bench.cli.launch import print_table
+    from bench.execution.engine import RunOutcome
 
     shaky = ExperimentRecord(load=2000, resources=1, passed=True, unstable=True, outcome="passed")
     firm = ExperimentRecord(load=4000, resources=2, passed=True, outcome="passed")
@@ -154,8 +154,8 @@ def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: ob
 def test_the_printed_unstable_line_says_which_slo_by_how_much_and_why(tmp_path: Path, capsys: object) -> None:
     """Not a generic "disagree, noise or step": the figures of the SLO that made it
     unstable, so a user sees whether the verdict missed by a little or by a lot."""
-    from bench.engine import RunOutcome
-    from bench.launch import print_table
+    from bench.cli.launch import print_table
+    from bench.execution.engine import RunOutcome
 
     record = _record(ResultStore(tmp_path, 0), [1990.0, 1995.0, 1998.0], threshold=2000.0, noise=5000.0)
     conf = record.slos["lag-trend"]["confidence"]
@@ -169,7 +169,7 @@ def test_the_printed_unstable_line_says_which_slo_by_how_much_and_why(tmp_path: 
 def test_samples_without_a_value_are_not_written_and_the_file_reads_back(tmp_path: Path) -> None:
     """A latency sampler reports NaN for an interval without records; bench's own
     readers refuse non-finite values, so the writer must leave such samples out."""
-    from bench.results import read_series
+    from bench.results.store import read_series
 
     store = ResultStore(tmp_path, 0)
     series = Series([1.0, 2.0, 3.0, 4.0], [5.0, float("nan"), 7.0, float("inf")], "sut-1")
@@ -185,8 +185,8 @@ def test_informational_files_keep_their_gaps_and_pass_the_readers_check(tmp_path
     2026-11-30. Infinity is still no sample bench writes."""
     from bench.analysis.inputs import check_series
     from bench.analysis.runs import SliFile
-    from bench.info import write_info
-    from bench.results import read_series
+    from bench.results.info import write_info
+    from bench.results.store import read_series
 
     store = ResultStore(tmp_path, 0)
     gaps = Series([1.0, 2.0, 3.0, 4.0], [float("nan"), 8937.0, float("nan"), float("inf")], "sut-1")

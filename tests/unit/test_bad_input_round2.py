@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.cli import cli
+from bench.cli.commands import cli
 from bench.plugins import Registry
 from click.testing import CliRunner
 
@@ -173,7 +173,7 @@ def test_a_job_whose_imports_fail(registry: Registry, tmp_path: Path) -> None:
 
 
 def test_optional_imports_are_not_required(tmp_path: Path) -> None:
-    from bench.launch_checks import script_imports
+    from bench.cli.checks import script_imports
 
     source = "import os\ntry:\n    import fast_json\nexcept ImportError:\n    fast_json = None\n"
     assert script_imports(source, "job.py") == ["os"]
@@ -227,7 +227,7 @@ def test_resume_of_a_complete_run_says_there_is_nothing_to_resume(tmp_path: Path
     (results / "exp4-result.json").write_text('{"complete": true, "experiments": []}')
     result = CliRunner().invoke(cli, ["run", "--plugin", "uc1", "--results", str(results), "--resume"])
     assert result.exit_code == 2 and "exp4" in result.output and "complete, nothing to resume" in result.output
-    from bench.launch_checks import check_resume
+    from bench.cli.checks import check_resume
 
     (results / "exp4-result.json").write_text('{"complete": false, "experiments": []}')
     check_resume(results)  # an interrupted run is what --resume is for

@@ -1,5 +1,5 @@
-"""Rows read between the SUT's own batch ends (bench.batch_progress), and the probe that
-uses them (bench.prediction.measure).
+"""Rows read between the SUT's own batch ends (bench.slo.batch_progress), and the probe that
+uses them (bench.search.prediction.measure).
 
 A simulated micro-batch SUT, sampled every 5 s as the platforms do: its batches read at
 most ``cap`` records each, cost ``fixed`` s plus ``records / mu``, and run back to back.
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bench import prediction
 from bench.api import Series
-from bench.batch_progress import batch_ends, rate_between_ends
 from bench.platforms.children import driver_slis
 from bench.runtime.spark.sut_query import batch_end
+from bench.search import prediction
+from bench.slo.batch_progress import batch_ends, rate_between_ends
 
 RATE, MU, FIXED = 16_384.0, 5_500.0, 2.0
 

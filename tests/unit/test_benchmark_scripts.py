@@ -17,9 +17,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from bench.cli.launch import resolve_run
 from bench.execution.deployment import build_objects
-from bench.launch import resolve_run
-from bench.results import ExperimentRecord
+from bench.results.store import ExperimentRecord
 from bench.runtime import instrumentation
 
 from tests.unit import verdict_runs
@@ -353,7 +353,7 @@ def test_a_local_platform_samples_nothing_of_its_own_with_the_instrumentation_of
 
 
 def test_the_prediction_line_counts_time_saved_and_right_predictions() -> None:
-    from bench.prediction import Prediction, Probe
+    from bench.search.prediction import Prediction, Probe
 
     ttv = script("time_to_verdict")
     result = ttv.UseCaseResult("calibrated")

@@ -44,7 +44,7 @@ def test_the_default_trend_threshold_is_one_percent_of_the_generated_rate(use_ca
 
 
 def test_an_execution_override_in_another_threshold_form_replaces_the_default() -> None:
-    from bench.model import effective_slos, parse_benchmark, parse_execution
+    from bench.config.model import effective_slos, parse_benchmark, parse_execution
 
     bench = parse_benchmark({
         "name": "b", "useCase": "uc1",

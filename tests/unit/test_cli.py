@@ -12,7 +12,7 @@ from pathlib import Path
 
 import bench.hookspecs
 import pytest
-from bench.cli import cli
+from bench.cli.commands import cli
 from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def bench_cmd(args: list[str], site: Path | None = None, **env: str) -> subproce
     environ = {**os.environ, **env}
     if site is not None:
         environ["PYTHONPATH"] = os.pathsep.join([str(site), environ.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "bench.cli.commands", *args], capture_output=True, text=True,
                           env=environ, timeout=120)
 
 
@@ -139,13 +139,13 @@ def test_every_hookspec_is_documented_with_its_signature() -> None:
 
 
 def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bench.launch
+    import bench.cli.launch
     from bench.errors import UserError
 
     def user_error(registry: object, opts: object) -> None:
         raise UserError("the broker port is taken")
 
-    monkeypatch.setattr(bench.launch, "prepare_run", user_error)
+    monkeypatch.setattr(bench.cli.launch, "prepare_run", user_error)
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 2 and result.output == "bench: error: the broker port is taken\n"
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "-vv"])
@@ -156,21 +156,24 @@ def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch: pyt
     def bug(registry: object, opts: object) -> None:
         raise NotImplementedError("search strategy 'magic'")
 
-    monkeypatch.setattr(bench.launch, "prepare_run", bug)
+    monkeypatch.setattr(bench.cli.launch, "prepare_run", bug)
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 1 and isinstance(result.exception, NotImplementedError)
     assert "bench: error" not in result.output
 
 
 def test_runner_is_a_library_without_click() -> None:
-    """Option parsing lives in bench.options, so runner needs neither cli nor click."""
-    code = "import sys, bench.launch; assert not {'bench.cli', 'click'} & set(sys.modules), sorted(sys.modules)"
+    """Option parsing lives in bench.config.options, so runner needs neither cli nor click."""
+    code = (
+        "import sys, bench.cli.launch; "
+        "assert not {'bench.cli.commands', 'click'} & set(sys.modules), sorted(sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=60)
 
 
 def test_options_raise_the_projects_errors() -> None:
+    from bench.config.options import parse_sets, split_floats
     from bench.errors import OptionError, UserError
-    from bench.options import parse_sets, split_floats
 
     assert split_floats("loads", "1000, 2000,") == [1000.0, 2000.0] and split_floats("loads", None) is None
     assert parse_sets(["capacity=500", "name=x", "empty="]) == {"capacity": 500, "name": "x", "empty": ""}
@@ -211,17 +214,17 @@ def test_a_misspelt_hook_marks_its_plugin_broken_and_duplicates_warn(caplog: pyt
 
 def test_exit_code_says_whether_every_experiment_got_a_verdict(monkeypatch: pytest.MonkeyPatch,
                                                                tmp_path: Path) -> None:
-    import bench.launch
-    from bench.engine import RunOutcome
-    from bench.results import ExperimentRecord
+    import bench.cli.launch
+    from bench.execution.engine import RunOutcome
+    from bench.results.store import ExperimentRecord
 
     records = [ExperimentRecord(1000, 1, passed=True)]
 
     async def run_benchmark(registry: object, prepared: object, opts: object) -> RunOutcome:
         return RunOutcome(0, "demand", {1000.0: 1.0, 2000.0: None}, records, tmp_path)
 
-    monkeypatch.setattr(bench.launch, "prepare_run", lambda registry, opts: None)
-    monkeypatch.setattr(bench.launch, "run_benchmark", run_benchmark)
+    monkeypatch.setattr(bench.cli.launch, "prepare_run", lambda registry, opts: None)
+    monkeypatch.setattr(bench.cli.launch, "run_benchmark", run_benchmark)
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 0, result.output
     records.append(ExperimentRecord(2000, 1, passed=False, outcome="error", cause="repetition 1: SUT exited"))
@@ -242,16 +245,16 @@ def test_a_table_of_experiments_shorter_than_the_methods_says_so(monkeypatch: py
                                                                   note: str | None) -> None:
     """UC1's 5,000 records/s needed 2 instances in 90-s experiments and 1 in 300-s ones
     (docs/performance.md): the printed table says which experiments it is the verdict of."""
-    import bench.launch
-    from bench.engine import RunOutcome
-    from bench.results import ExperimentRecord
+    import bench.cli.launch
+    from bench.execution.engine import RunOutcome
+    from bench.results.store import ExperimentRecord
 
     async def run_benchmark(registry: object, prepared: object, opts: object) -> RunOutcome:
         return RunOutcome(0, "demand", {1000.0: 1.0}, [ExperimentRecord(1000, 1, passed=True)], tmp_path,
                           duration=duration, warmup=warmup)
 
-    monkeypatch.setattr(bench.launch, "prepare_run", lambda registry, opts: None)
-    monkeypatch.setattr(bench.launch, "run_benchmark", run_benchmark)
+    monkeypatch.setattr(bench.cli.launch, "prepare_run", lambda registry, opts: None)
+    monkeypatch.setattr(bench.cli.launch, "run_benchmark", run_benchmark)
     result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from bench.cli.launch import resolve_run
+from bench.config.model import effective_slos
 from bench.errors import UserError
-from bench.launch import resolve_run
-from bench.model import effective_slos
 from bench.plugins import load_plugins
-from bench.tables import slo_override_notes
+from bench.results.tables import slo_override_notes
 
 
 def trend_properties(**opts: Any) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def test_bad_threshold_options_are_refused(opts: dict[str, Any], message: str) -
 
 def test_an_empty_threshold_string_is_not_given_to_the_bounds() -> None:
     """The reference reads ``threshold: ""`` as not given and takes the next form."""
-    from bench.bounds import BoundError, check_thresholds
+    from bench.config.bounds import BoundError, check_thresholds
 
     registry = load_plugins()
     check_thresholds(registry, "lag trend", {"threshold": "", "thresholdRelToLoad": 20}, "slo")

@@ -9,7 +9,7 @@ import click
 import pytest
 from bench.analysis.commands import EXIT_REGRESSION, bench_add_commands
 from bench.analysis.compare import compare_tables, read_table
-from bench.cli import cli as bench_cli
+from bench.cli.commands import cli as bench_cli
 from click.testing import CliRunner
 
 

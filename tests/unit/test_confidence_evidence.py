@@ -19,10 +19,10 @@ import pytest
 from bench.analysis.analyze import stored_evidence
 from bench.analysis.confidence import RepetitionFit, evidence, judge, with_evidence
 from bench.api import Series
-from bench.engine import Engine
-from bench.model import parse_benchmark
+from bench.config.model import parse_benchmark
+from bench.execution.engine import Engine
 from bench.plugins import load_plugins
-from bench.results import Repetition, ResultStore
+from bench.results.store import Repetition, ResultStore
 
 from .fakes import FAKE_USE_CASE, fake_benchmark
 from .test_confidence_median import fit

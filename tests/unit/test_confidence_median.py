@@ -15,7 +15,7 @@ THRESHOLD = 60.0  # 1 % of 6,000 records/s
 
 def fit(slope: float, half_width_at_95: float, samples: int) -> RepetitionFit:
     """A repetition whose 95 % interval is about slope +- half_width (t of its samples - 2)."""
-    from bench.early_stop import t_quantile
+    from bench.slo.early_stop import t_quantile
 
     t = t_quantile(0.975, samples - 2.0)
     return RepetitionFit(slope, 0.0, samples, half_width_at_95 / t, float(samples))

@@ -16,7 +16,7 @@ from bench.analysis.analyze import analyze, run_settings, stored_period
 from bench.analysis.confidence import MIN_CYCLES, annotate, fit_repetition, judge
 from bench.analysis.runs import open_run
 from bench.api import Series
-from bench.results import ExperimentRecord, ResultStore
+from bench.results.store import ExperimentRecord, ResultStore
 
 T0 = 1_800_000_000.0
 THRESHOLD = 15.0  # 1 % of 1,500 records/s

@@ -10,9 +10,9 @@ import pytest
 from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.analysis.scaling import scaling_rows
-from bench.engine import Engine, RunConfig
+from bench.config.model import parse_benchmark, parse_execution
 from bench.execution.deployment import instance_cores
-from bench.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.plugins import load_plugins
 
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark

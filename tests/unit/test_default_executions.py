@@ -1,7 +1,7 @@
 """Each use case's default execution, as ``bench run --plugin NAME`` builds it, is a short
 job that shows scaling (issue 27).
 
-The execution is the one :func:`bench.launch.prepare_run` makes from the plugin name
+The execution is the one :func:`bench.cli.launch.prepare_run` makes from the plugin name
 alone: ``LAPTOP_EXECUTION`` under the benchmark's ``defaultExecution``, read from the
 registry, so these tests follow whatever the defaults are. They check that
 
@@ -31,11 +31,11 @@ from typing import Any
 
 import pytest
 from bench.api import SearchProblem
+from bench.cli.launch import PreparedRun, prepare_run
+from bench.config.model import Execution
 from bench.execution.deployment import build_objects, merged_params
 from bench.execution.experiments import _OVERHEAD_S
-from bench.launch import PreparedRun, prepare_run
-from bench.model import Execution
-from bench.patching import find_kind, load_rate
+from bench.patchers.apply import find_kind, load_rate
 
 USE_CASES = ("calibrated", "uc1", "uc2", "uc3", "uc4")
 SPARK_USE_CASES = ("uc1", "uc2", "uc3", "uc4")

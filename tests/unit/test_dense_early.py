@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench import early_stop
 from bench.api import Series
-from bench.engine import Engine, RunConfig
-from bench.execution.evaluator import SloEvaluator
-from bench.launch import resolve_run
-from bench.model import ExecutionParams, SloDef, parse_benchmark, parse_execution
+from bench.cli.launch import resolve_run
+from bench.config.model import ExecutionParams, SloDef, parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.plugins import load_plugins
-from bench.results import read_series
+from bench.results.store import read_series
+from bench.slo import early_stop
+from bench.slo.evaluator import SloEvaluator
 
 from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
 from .test_early_stop import REGISTRY, Spec, execution, lag_slo, series

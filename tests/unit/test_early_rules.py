@@ -1,4 +1,4 @@
-"""Early decisions for windowed lag, dropped records and latency (bench.early_rules).
+"""Early decisions for windowed lag, dropped records and latency (bench.slo.early_rules).
 
 Every decision the rules take is checked against the final verdict of the SLO type's
 own ``check`` over the whole repetition: an early answer that differs from it would
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench import early_rules, early_stop
 from bench.api import Series, SloContext, UseCase
-from bench.lag_batches import lag_cycle
-from bench.model import ExecutionParams, SloDef
+from bench.config.model import ExecutionParams, SloDef
 from bench.plugins import load_plugins
+from bench.slo import early_rules, early_stop
+from bench.slo.lag_batches import lag_cycle
 
 REGISTRY = load_plugins()
 T0 = 1_700_000_000.0
@@ -103,7 +103,7 @@ def test_batches_longer_than_the_output_period_are_judged_over_their_own_cycle()
             assert all(d is None or d is final("lag-trend", s, props) for d in decisions), (cycle, slope)
             # several cycles fit: the rule still decides, well before the end: a pass by 115 s,
             # a "fail" at 4 x the threshold by 150 s (only growth already seen may decide one,
-            # bench.lag_batches.held_level_slope); at 1.5 x that takes most of the repetition
+            # bench.slo.lag_batches.held_level_slope); at 1.5 x that takes most of the repetition
             if cycle == 20.0 and slope != 150.0:
                 assert any(d is not None for d in decisions[:12 if slope < 100.0 else 19]), slope
 
@@ -265,8 +265,8 @@ class WavePlatform:
 
 
 async def test_the_engine_ends_windowed_repetitions_early_with_the_same_table(tmp_path: Any) -> None:
-    from bench.engine import Engine, RunConfig
-    from bench.model import parse_benchmark, parse_execution
+    from bench.config.model import parse_benchmark, parse_execution
+    from bench.execution.engine import Engine, RunConfig
 
     from tests.unit.fakes import FAKE_USE_CASE, fake_benchmark
     from tests.unit.test_engine import SimClock

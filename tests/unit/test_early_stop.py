@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from bench import early_rules, early_stop
 from bench.api import Series
-from bench.model import ExecutionParams, SloDef
+from bench.config.model import ExecutionParams, SloDef
 from bench.plugins import load_plugins
+from bench.slo import early_rules, early_stop
 
 LOAD = 1000.0  # records/s; thresholdRelToRate 0.01 -> 10 records/s
 #: each SLO type decides for itself whether and how it stops early

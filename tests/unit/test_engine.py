@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench.engine import Engine, RunConfig
+from bench.config.model import ConfigError, StrategyDef, parse_benchmark, parse_execution
 from bench.errors import UserError
-from bench.model import ConfigError, StrategyDef, parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.plugins import load_plugins
-from bench.results import read_series
+from bench.results.store import read_series
 
 from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
 
@@ -232,7 +232,7 @@ async def test_next_run_gets_next_id(registry, tmp_path: Path) -> None:
 
 
 async def test_plots_are_written(registry, tmp_path: Path) -> None:
-    from bench.plots import make_plots
+    from bench.results.plots import make_plots
 
     cfg = _config(tmp_path, [1500], [1, 2])
     outcome = await engine(registry, cfg, FakePlatform()).run()

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench import tables
 from bench.analysis.analyze import analyze, format_analysis, run_settings
 from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import SearchProblem
-from bench.search import STRATEGIES
+from bench.results import tables
+from bench.search.strategies import STRATEGIES
 
 from tests.unit import verdict_runs
 

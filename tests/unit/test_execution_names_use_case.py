@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.cli import cli
+from bench.cli.commands import cli
 from click.testing import CliRunner
 
 EXECUTION = """apiVersion: theodolite.rocks/v1beta1

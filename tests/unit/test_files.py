@@ -1,6 +1,6 @@
 """Files that are not what they claim end in one line naming the file (issue 23, item 1):
 other encodings, a byte-order mark, binary bytes, too large, not a regular file, nested
-too deep, an alias bomb, a key given twice; read through ``bench.files`` by every reader."""
+too deep, an alias bomb, a key given twice; read through ``bench.config.files`` by every reader."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from bench import files
-from bench.files import FileError, load_yaml, parse_yaml_value, read_text
-from bench.options import parse_sets
+from bench.config import files
+from bench.config.files import FileError, load_yaml, parse_yaml_value, read_text
+from bench.config.options import parse_sets
 from bench.runtime.kafka.security import KafkaConfigError, KafkaSecurity
 
 BOMB = "\n".join(

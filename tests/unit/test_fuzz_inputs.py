@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.cli import cli
+from bench.cli.commands import cli
 from bench.errors import UserError
 from bench.plugins import Registry
 from click.testing import CliRunner, Result

@@ -15,9 +15,9 @@ from typing import Any
 import bench.api
 import bench.hookspecs
 import pytest
-from bench.engine import Engine, RunConfig
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.hookspecs import hookimpl
-from bench.model import parse_benchmark, parse_execution
 from bench.plugins import load_plugins
 
 from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark

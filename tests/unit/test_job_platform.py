@@ -8,7 +8,7 @@ import types
 from typing import Any
 
 import pytest
-from bench.engine import _NOT_FAULTS
+from bench.execution.engine import _NOT_FAULTS
 from bench.platforms.embedded import Child, EmbeddedPlatform, JobError, PlatformError
 
 

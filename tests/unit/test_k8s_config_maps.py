@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.engine import build_objects
-from bench.files import FileError
-from bench.k8s.config_maps import read_sets
-from bench.launch import dry_run, prepare_run, resolve_run
-from bench.model import ConfigError
+from bench.cli.launch import dry_run, prepare_run, resolve_run
+from bench.config.files import FileError
+from bench.config.model import ConfigError
+from bench.execution.engine import build_objects
+from bench.platforms.kubernetes.config_maps import read_sets
 from bench.plugins import load_plugins
 
 REGISTRY = load_plugins()
@@ -61,7 +61,7 @@ def test_kubernetes_reads_the_set_and_patchers_apply_to_its_manifests(tmp_path: 
     texts = {"helper-deployment.yaml": yaml.safe_dump(DEPLOYMENT),
              "helper-service.yaml": yaml.safe_dump(SERVICE) + "---\n" + yaml.safe_dump({**SERVICE, "metadata": {
                  "name": "uc1-helper-2"}})}
-    monkeypatch.setattr("bench.k8s.config_maps.read_config_maps", fake_reader(texts, seen))
+    monkeypatch.setattr("bench.platforms.kubernetes.config_maps.read_config_maps", fake_reader(texts, seen))
     path = benchmark_file(tmp_path, ["helper-deployment.yaml", "helper-service.yaml"])
     prepared = resolve_run(REGISTRY, opts(path, platform_name="kubernetes", namespace="team-a"))
     assert seen[0][1] == "team-a" and seen[0][0][0]["name"] == "uc1-helper-resources"
@@ -80,7 +80,7 @@ def test_a_key_that_is_no_manifest_or_bad_yaml_is_one_line_naming_it(tmp_path: P
     path = benchmark_file(tmp_path, ["helper-deployment.yaml"])
     for text, says in (("a: 1\na: 2\n", "key 'helper-deployment.yaml'"),
                        ("- just\n- a list\n", "does not hold a Kubernetes manifest")):
-        monkeypatch.setattr("bench.k8s.config_maps.read_config_maps",
+        monkeypatch.setattr("bench.platforms.kubernetes.config_maps.read_config_maps",
                             fake_reader({"helper-deployment.yaml": text}, []))
         with pytest.raises((ConfigError, FileError), match=says) as info:
             resolve_run(REGISTRY, opts(path, platform_name="kubernetes"))
@@ -91,7 +91,7 @@ def test_dry_run_says_which_config_maps_it_would_read(tmp_path: Path, monkeypatc
     def unreachable(*_: Any) -> Any:
         raise AssertionError("--dry-run read the cluster")
 
-    monkeypatch.setattr("bench.k8s.config_maps.read_config_maps", unreachable)
+    monkeypatch.setattr("bench.platforms.kubernetes.config_maps.read_config_maps", unreachable)
     path = benchmark_file(tmp_path, ["helper-deployment.yaml"])
     options = opts(path, platform_name="kubernetes", namespace="team-a", dry_run=True)
     out = dry_run(REGISTRY, prepare_run(REGISTRY, options), options)
@@ -141,7 +141,7 @@ def test_without_files_every_yaml_key_is_read_in_name_order() -> None:
 
 
 def test_without_a_kubeconfig_the_read_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.k8s.config_maps import read_config_maps
+    from bench.platforms.kubernetes.config_maps import read_config_maps
 
     for var in ("KUBERNETES_SERVICE_HOST", "BENCH_K8S_API_URL", "BENCH_K8S_IN_CLUSTER"):
         monkeypatch.delenv(var, raising=False)
@@ -151,7 +151,7 @@ def test_without_a_kubeconfig_the_read_is_one_line(tmp_path: Path, monkeypatch: 
 
 
 def test_validation_without_a_platform_names_the_way_out() -> None:
-    from bench.model import parse_benchmark, validate_benchmark
+    from bench.config.model import parse_benchmark, validate_benchmark
 
     doc = REGISTRY.use_cases["uc1"].default_benchmark()
     doc["loadGenerator"] = {"resources": [{"configMap": {"name": "gen", "files": ["g.yaml"]}}]}
@@ -165,7 +165,7 @@ def test_an_infrastructure_set_is_refused_without_reading_the_cluster(tmp_path: 
     def unreachable(*_: Any) -> Any:
         raise AssertionError("the cluster was read for a set bench refuses")
 
-    monkeypatch.setattr("bench.k8s.config_maps.read_config_maps", unreachable)
+    monkeypatch.setattr("bench.platforms.kubernetes.config_maps.read_config_maps", unreachable)
     doc = REGISTRY.use_cases["uc1"].default_benchmark()
     doc["infrastructure"] = {"resources": [{"configMap": {"name": "infra", "files": ["kafka.yaml"]}}]}
     path = tmp_path / "benchmark.yaml"

@@ -77,7 +77,7 @@ def experiment(group: str = "bench-sut-r1") -> Any:
 def test_driver_pods_serve_metrics_where_prometheus_finds_them() -> None:
     import json
 
-    from bench.k8s.manifests import render_manifests
+    from bench.platforms.kubernetes.manifests import render_manifests
 
     for mode, kind in (("spark-operator", "SparkApplication"), ("standalone", "Job")):
         objects = render_manifests(experiment(), {"sut_mode": mode})
@@ -105,7 +105,7 @@ class FakePrometheus:
         self.asked: list[str] = []
 
     async def value(self, query: str, at: float | None = None) -> float:
-        from bench.prometheus import EmptyResultError
+        from bench.runtime.prometheus import EmptyResultError
 
         self.asked.append(query)
         if query not in self.answers:
@@ -116,7 +116,7 @@ class FakePrometheus:
 async def test_kubernetes_samples_dropped_and_malformed_records_of_the_repetition() -> None:
     import math
 
-    from bench.platforms.kubernetes import KubernetesPlatform
+    from bench.platforms.kubernetes.platform import KubernetesPlatform
 
     platform = KubernetesPlatform({"lag_query": 'sum(lag{{group="{group}"}})'})
     platform._prometheus = FakePrometheus(
@@ -140,7 +140,7 @@ async def test_uc2_dropped_records_slo_is_decided_from_kubernetes_samples() -> N
     """The failure this fixes: UC2's dropped-records SLO got no series on Kubernetes."""
     from bench.api import Series, SloContext
     from bench.builtin.slos import check_dropped
-    from bench.platforms.kubernetes import KubernetesPlatform
+    from bench.platforms.kubernetes.platform import KubernetesPlatform
 
     answers: dict[str, float] = {}
     platform = KubernetesPlatform({})

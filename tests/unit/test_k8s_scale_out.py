@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 from bench.api import UseCase
-from bench.cli import cli
-from bench.k8s.generator_entry import GENERATOR_METRICS, serve_progress
-from bench.k8s.manifests import render_manifests
-from bench.k8s.secrets import KAFKA_CONFIG_KEY, kafka_secret
+from bench.cli.commands import cli
 from bench.platforms.base import ExperimentSpec, TopicSpec
-from bench.platforms.kubernetes import KubernetesPlatform
+from bench.platforms.kubernetes.generator_entry import GENERATOR_METRICS, serve_progress
+from bench.platforms.kubernetes.manifests import render_manifests
+from bench.platforms.kubernetes.platform import KubernetesPlatform
+from bench.platforms.kubernetes.secrets import KAFKA_CONFIG_KEY, kafka_secret
 from bench.runtime.kafka import security
 from click.testing import CliRunner
 
@@ -187,7 +187,7 @@ class FakePrometheus:
         self.rows = rows
 
     async def query(self, query: str, at: float | None = None) -> list[tuple[str, float, float]]:
-        from bench.prometheus import EmptyResultError
+        from bench.runtime.prometheus import EmptyResultError
 
         if query not in self.rows:
             raise EmptyResultError(query)

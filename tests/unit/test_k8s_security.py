@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 from bench.api import UseCase
-from bench.k8s.manifests import render_manifests
 from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.platforms.kubernetes.manifests import render_manifests
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import bench_slo_lag_trend as lag_trend
 import numpy as np
 from bench.api import Series, SloContext
-from bench.early_stop import decide_series
-from bench.lag_batches import held_level_slope
+from bench.slo.early_stop import decide_series
+from bench.slo.lag_batches import held_level_slope
 
 RATE = 256.0
 CTX = SloContext(load=4, resources=1, warmup=60, properties={"thresholdRelToRate": 0.05}, load_rate=RATE,

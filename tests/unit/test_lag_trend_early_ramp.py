@@ -11,7 +11,7 @@ from __future__ import annotations
 import bench_slo_lag_trend as lag_trend
 import numpy as np
 from bench.api import Series, SloContext
-from bench.lag_batches import too_few_batches
+from bench.slo.lag_batches import too_few_batches
 
 RATE = 20_000.0
 CTX = SloContext(load=RATE, resources=1, warmup=30, properties={"thresholdRelToRate": 0.01}, load_rate=RATE,
@@ -40,7 +40,7 @@ def test_a_ramp_that_ends_in_one_drain_is_not_decided_early() -> None:
     lag[-1] = 0.0  # everything committed at once: the SUT may well keep up
     series = _series(lag)
     assert too_few_batches(series, CTX) is True
-    from bench.early_stop import decide_series
+    from bench.slo.early_stop import decide_series
     assert decide_series(series, CTX.warmup, 200.0).passed is False  # what the guard holds back
     assert lag_trend.decide_early(series, CTX).passed is None
 
@@ -108,6 +108,6 @@ def test_a_ramp_after_one_drain_at_the_warm_up_is_not_decided_early() -> None:
     lag = np.where(t <= 60.0, rate * t, rate * (t - 61.0) + 200_000.0)  # the drain: 60 -> 61 s
     series = _series(lag)
     assert too_few_batches(series, ctx) is True
-    from bench.early_stop import decide_series
+    from bench.slo.early_stop import decide_series
     assert decide_series(series, ctx.warmup, 50.0).passed is False  # what the guard holds back
     assert lag_trend.decide_early(series, ctx).passed is None

@@ -102,7 +102,7 @@ def test_no_output_after_the_warmup_fails_and_says_why() -> None:
 def test_strimzi_output_topics_take_the_brokers_clock() -> None:
     from bench.builtin.calibrated import CALIBRATED
     from bench.platforms.base import ExperimentSpec, TopicSpec
-    from bench.platforms.kubernetes import KubernetesPlatform
+    from bench.platforms.kubernetes.platform import KubernetesPlatform
 
     spec = ExperimentSpec("e1", CALIBRATED, [], [TopicSpec("input", "in-e1"), TopicSpec("output", "out-e1")], {}, 1, 1)
     topics = {t["spec"]["topicName"]: t["spec"] for t in KubernetesPlatform({"topics": "strimzi"}).kafka_topics(spec)}

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from bench.api import standard_benchmark
-from bench.engine import Engine, RunConfig
-from bench.model import parse_benchmark, parse_execution
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.plugins import load_plugins
-from bench.results import read_series
+from bench.results.store import read_series
 
 from .fakes import FAKE_USE_CASE, FakePlatform
 from .test_engine import SimClock
@@ -86,7 +86,7 @@ async def test_every_sampled_sli_is_kept_as_an_info_file_and_summarised(registry
 
 
 async def test_a_latency_slo_stops_early_with_the_same_table(registry, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """The latency SLO decides repetitions early (bench.early_rules): fewer samples, same demand."""
+    """The latency SLO decides repetitions early (bench.slo.early_rules): fewer samples, same demand."""
     slo = {"name": "latency", "sloType": "latency", "properties": {"percentile": 99, "threshold": 1000}}
     counts = {}
     tables = {}

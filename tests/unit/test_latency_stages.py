@@ -52,7 +52,7 @@ def test_stats_and_table() -> None:
 
 
 def test_the_command_is_registered_as_a_builtin() -> None:
-    from bench.cli import cli
+    from bench.cli.commands import cli
 
     result = CliRunner().invoke(cli, ["stages", "--help"])
     assert result.exit_code == 0, result.output

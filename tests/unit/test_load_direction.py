@@ -6,8 +6,8 @@ import math
 
 import pytest
 from bench.api import SearchProblem, message_period_load_type, param_load_type
-from bench.model import load_intensity_order, parse_benchmark, parse_execution
-from bench.search import STRATEGIES
+from bench.config.model import load_intensity_order, parse_benchmark, parse_execution
+from bench.search.strategies import STRATEGIES
 
 KEYS = 1000
 
@@ -60,7 +60,7 @@ async def test_demand_search_by_period_keeps_the_lower_bound_right(strategy: obj
 
 @pytest.mark.parametrize("name", ["uc1", "uc2", "uc3", "uc4"])
 def test_every_use_case_offers_message_period(name: str) -> None:
-    from bench.engine import build_objects
+    from bench.execution.engine import build_objects
     from bench.plugins import load_plugins
 
     registry = load_plugins()

@@ -13,9 +13,9 @@ import pytest
 from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import Series
-from bench.info import NO_DATA, summarise, write_info
-from bench.prometheus import PrometheusSource
-from bench.results import ResultStore
+from bench.results.info import NO_DATA, summarise, write_info
+from bench.results.store import ResultStore
+from bench.runtime.prometheus import PrometheusSource
 
 from tests.unit.test_report import make_report_run
 

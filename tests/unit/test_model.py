@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from bench.model import (
+from bench.config.model import (
     ConfigError,
     effective_slos,
     parse_benchmark,

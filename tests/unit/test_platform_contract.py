@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 from bench.api import PlatformOption
-from bench.launch import resolve_run
-from bench.model import ConfigError
+from bench.cli.launch import resolve_run
+from bench.config.model import ConfigError
 from bench.plugins import Registry, load_plugins
 
 CORE = Path(__file__).resolve().parents[2] / "core" / "bench"
@@ -35,7 +35,7 @@ def refusal(registry: Registry, **opts: Any) -> str:
 
 @pytest.mark.parametrize("name", BUILTIN)
 def test_each_builtin_platform_declares_options_and_capabilities(registry: Registry, name: str) -> None:
-    from bench.cli import run
+    from bench.cli.commands import run
 
     ptype = registry.platforms[name]
     assert ptype.options, f"{name} declares no options"
@@ -126,7 +126,7 @@ def test_option_values_are_checked_and_name_the_platform() -> None:
 
 
 def test_run_help_lists_each_platform_and_its_options() -> None:
-    from bench.cli import cli
+    from bench.cli.commands import cli
     from click.testing import CliRunner
 
     text = CliRunner().invoke(cli, ["run", "--help"]).output
@@ -137,9 +137,9 @@ def test_run_help_lists_each_platform_and_its_options() -> None:
 
 
 #: a platform's own code: it may (must) name itself
-PLATFORM_CODE = ("platforms/", "k8s/", "builtin/platforms.py")
+PLATFORM_CODE = ("platforms/", "builtin/platforms.py")
 #: literals allowed elsewhere, each for a reason: the default `bench run --help` shows
-ALLOWED = {("cli.py", "embedded")}
+ALLOWED = {("commands.py", "embedded")}
 
 
 def _modules_without_platform_names() -> list[Path]:
@@ -154,6 +154,6 @@ def test_the_core_names_no_platform(registry: Registry, path: Path) -> None:
     names = "|".join(sorted(registry.platforms))
     source = path.read_text()
     literals = [n for n in re.findall(rf"""["']({names})["']""", source) if (path.name, n) not in ALLOWED]
-    imports = re.findall(r"^\s*(?:from|import) bench\.(?:platforms\.(?!contract\b|base\b)\w+|k8s)\b.*$", source,
+    imports = re.findall(r"^\s*(?:from|import) bench\.(?:platforms\.(?!contract\b|base\b)\w+)\b.*$", source,
                          re.M)
     assert not literals and not imports, f"{path.name} names a platform: {literals or imports}"

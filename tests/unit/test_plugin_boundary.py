@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: what plugin code may import (docs/writing-a-plugin.md, "What a plugin may import")
 PUBLIC = frozenset({"bench.api", "bench.slo_math", "bench.services"})
 #: what a plugin's tests may import besides: the core's entry points a user drives
-TEST_ENTRY_POINTS = frozenset({"bench.testing", "bench.plugins", "bench.model", "bench.patching", "bench.cli"})
+TEST_ENTRY_POINTS = frozenset(
+    {"bench.testing", "bench.plugins", "bench.config.model", "bench.patchers.apply", "bench.cli.commands"}
+)
 
 
 def bench_imports(path: Path) -> list[tuple[int, str]]:
@@ -55,13 +57,15 @@ def test_the_check_finds_an_internal_import_even_inside_a_function(tmp_path: Pat
     code.mkdir(parents=True)
     (code / "__init__.py").write_text("from bench.api import UseCase\nfrom bench import slo_math\n")
     (code / "lazy.py").write_text("def f():\n    from bench.runtime.load.generator import run_active_power\n")
-    (code / "star.py").write_text("import bench.early_stop\nfrom bench import numbers\n")
+    (code / "star.py").write_text("import bench.slo.early_stop\nfrom bench import numbers\n")
     tests = tmp_path / "plugins" / "p" / "tests"
     tests.mkdir()
-    (tests / "test_p.py").write_text("from bench.plugins import load_plugins\nfrom bench.engine import Engine\n")
+    (tests / "test_p.py").write_text(
+        "from bench.plugins import load_plugins\nfrom bench.execution.engine import Engine\n"
+    )
     assert violations(tmp_path) == [
         "plugins/p/bench_p/lazy.py:2: bench.runtime.load.generator",
-        "plugins/p/bench_p/star.py:1: bench.early_stop",
+        "plugins/p/bench_p/star.py:1: bench.slo.early_stop",
         "plugins/p/bench_p/star.py:2: bench.numbers",
-        "plugins/p/tests/test_p.py:2: bench.engine",
+        "plugins/p/tests/test_p.py:2: bench.execution.engine",
     ]

@@ -1,4 +1,4 @@
-"""Prediction: a probe at saturation predicts the table, the search starts there (bench.prediction).
+"""Prediction: a probe at saturation predicts the table, the search starts there (bench.search.prediction).
 
 The fake platform's instances each process 1,000 records/s, so the probe must find
 that rate and the prediction the exact demand; the verdict runs choose verdicts that
@@ -11,13 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
-from bench import prediction
 from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import Series
-from bench.engine import Engine, RunConfig
-from bench.model import parse_benchmark, parse_execution
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.plugins import Registry
+from bench.search import prediction
 
 from tests.unit import verdict_runs
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
@@ -115,8 +115,8 @@ def test_an_unsaturated_probe_is_a_lower_bound() -> None:
 
 async def test_the_printed_table_shows_the_prediction_and_the_cli_takes_the_flag(
         registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bench.cli import cli
-    from bench.launch import print_table
+    from bench.cli.commands import cli
+    from bench.cli.launch import print_table
     from click.testing import CliRunner
 
     outcome, _ = await run(registry, config(tmp_path, True), FakePlatform())

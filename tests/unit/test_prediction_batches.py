@@ -1,4 +1,4 @@
-"""The prediction's probe on a micro-batch SUT's saw-tooth lag (bench.prediction).
+"""The prediction's probe on a micro-batch SUT's saw-tooth lag (bench.search.prediction).
 
 UC2 at 100,000 records/s on one quarter-core instance fell behind (lag trends of 25,390
 and 54,389 records/s), yet its 30 s of probe after the warm-up held a commit and read as "not
@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench import prediction
 from bench.api import ExperimentSpec, Sample, Series
-from bench.engine import Engine
+from bench.execution.engine import Engine
 from bench.plugins import Registry
+from bench.search import prediction
 
 from tests.unit import verdict_runs
 from tests.unit.fakes import CAPACITY, FakePlatform
@@ -105,7 +105,7 @@ async def test_the_probe_runs_on_until_it_has_seen_whole_batches(tmp_path: Path)
 def test_a_commit_read_across_two_samples_is_one_commit() -> None:
     """The lag falls over two consecutive samples for one commit: one trough, not two
     five seconds apart whose difference would be taken for the growth."""
-    from bench.lag_batches import commit_times
+    from bench.slo.lag_batches import commit_times
 
     t = np.arange(0.0, 100.0, 5.0)
     v = 100_000.0 * t

@@ -7,8 +7,8 @@ import math
 
 from bench.analysis.report_slis import num
 from bench.api import SloVerdict
-from bench.execution.evaluator import summary
 from bench.numbers import readable
+from bench.slo.evaluator import summary
 
 
 def test_large_numbers_get_separators_small_ones_keep_their_digits() -> None:

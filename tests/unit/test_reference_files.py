@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench.launch import resolve_run, validate_file
-from bench.model import ConfigError, effective_slos, parse_benchmark, parse_execution
-from bench.model_reference import is_reference
+from bench.cli.launch import resolve_run, validate_file
+from bench.config.model import ConfigError, effective_slos, parse_benchmark, parse_execution
+from bench.config.reference import is_reference
 from bench.plugins import load_plugins
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "theodolite"
@@ -68,7 +68,7 @@ def test_reference_benchmarks_of_other_frameworks_are_refused_in_one_line(name: 
 
 
 def test_the_current_schema_is_read_field_by_field() -> None:
-    from bench.files import load_yaml
+    from bench.config.files import load_yaml
 
     bench = parse_benchmark(load_yaml(FIXTURES / "benchmark-current-configmap.yaml"))
     assert bench.name == "wordcount-kstreams" and bench.waitForResourcesEnabled
@@ -83,8 +83,8 @@ def test_the_current_schema_is_read_field_by_field() -> None:
 
 
 def test_file_system_resource_sets_are_read_from_disk_and_selectable_by_file_name() -> None:
-    from bench.files import load_yaml
-    from bench.patching import select_indices
+    from bench.config.files import load_yaml
+    from bench.patchers.apply import select_indices
 
     bench = parse_benchmark(load_yaml(FIXTURES / "benchmark-older-filesystem.yaml"))
     (deployment,) = bench.sut.resources
@@ -125,7 +125,7 @@ def test_string_strategy_without_restrictions_gets_none() -> None:
     ],
 )
 def test_what_bench_cannot_do_for_a_use_case_is_refused_by_name(group: str, part: dict, says: str) -> None:
-    from bench.model import validate_benchmark
+    from bench.config.model import validate_benchmark
 
     doc = {**REGISTRY.use_cases["uc1"].default_benchmark(), group: part, "apiVersion": "theodolite.rocks/v1beta1"}
     doc = {"apiVersion": "theodolite.rocks/v1beta1", "kind": "benchmark", "metadata": {"name": "uc1"},
@@ -160,7 +160,7 @@ def test_the_oldest_file_lists_name_the_framework_when_the_files_are_elsewhere()
 
 
 def validate_file_doc(bench: object) -> None:
-    from bench.model import validate_benchmark
+    from bench.config.model import validate_benchmark
 
     validate_benchmark(bench, REGISTRY)  # type: ignore[arg-type]
 
@@ -188,7 +188,7 @@ def test_malformed_reference_entries_are_one_line(tmp_path: Path, spec: dict, sa
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.yaml") if p.name.startswith(("benchmark",
                                                                                                       "execution"))))
 def test_bench_validate_answers_every_fixture_in_one_line(name: str) -> None:
-    from bench.cli import cli
+    from bench.cli.commands import cli
     from click.testing import CliRunner
 
     result = CliRunner().invoke(cli, ["validate", str(FIXTURES / name)])
@@ -200,7 +200,7 @@ def test_bench_validate_answers_every_fixture_in_one_line(name: str) -> None:
 
 
 def test_an_sli_bench_does_not_sample_is_refused_by_name() -> None:
-    from bench.model import validate_benchmark
+    from bench.config.model import validate_benchmark
 
     spec = REGISTRY.use_cases["uc1"].default_benchmark()
     spec["slis"] = [{"name": "errorRate", "provider": "prometheus", "query": "sum(rate(http_errors[1m]))"}]

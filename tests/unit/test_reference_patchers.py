@@ -122,7 +122,7 @@ def test_patchers_do_not_touch_their_input() -> None:
 
 
 def test_uc3_takes_the_reference_load_type_in_days() -> None:
-    from bench.model import parse_benchmark
+    from bench.config.model import parse_benchmark
 
     bench = parse_benchmark(REGISTRY.use_cases["uc3"].default_benchmark())
     (days,) = [t for t in bench.loadTypes if t.typeName == "AggregationDurationDays"]

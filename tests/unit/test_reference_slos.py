@@ -21,7 +21,7 @@ import pytest
 from bench.api import Series, SloContext
 from bench.builtin.reference_slos import check_dropped_ratio, check_dropped_records
 from bench.builtin.slos import check_generic
-from bench.external_slo import document, external_url, is_bundled
+from bench.slo.external import document, external_url, is_bundled
 from bench.slo_math import evaluate_expression, reference_threshold
 from bench_slo_lag_trend.reference import check_lag_trend, check_lag_trend_ratio
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from bench.analysis.commands import bench_add_commands
 from bench.analysis.runs import open_run
 from bench.analysis.scaling import scaling_rows
-from bench.cli import cli as bench_cli
+from bench.cli.commands import cli as bench_cli
 from click.testing import CliRunner
 
 from tests.unit.test_analyze import write_lag

@@ -8,9 +8,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from bench.engine import RunOutcome  # noqa: E402
-from bench.plots import draw_scalability  # noqa: E402
-from bench.results import ExperimentRecord  # noqa: E402
+from bench.execution.engine import RunOutcome  # noqa: E402
+from bench.results.plots import draw_scalability  # noqa: E402
+from bench.results.store import ExperimentRecord  # noqa: E402
 
 
 def _record(load: float, res: float, rate: float) -> ExperimentRecord:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench.cli import cli
+from bench.cli.commands import cli
 from bench.patchers.common import PatcherError
 from bench.patchers.configmap import patch_yaml
 from click.testing import CliRunner

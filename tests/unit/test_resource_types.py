@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from bench.api import UseCase, resource_types
 from bench.builtin.patchers import PATCHERS
-from bench.k8s.manifests import render_manifests
 from bench.patchers.common import PatcherError
 from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.platforms.kubernetes.manifests import render_manifests
 from bench.platforms.local import spark_payload
 from bench.runtime.spark.cluster import InstanceShape
 
@@ -94,8 +94,8 @@ def test_every_standard_benchmark_offers_the_resource_types() -> None:
 
 
 def test_engine_applies_cores_per_instance_to_the_sut_only() -> None:
-    from bench.engine import build_objects
-    from bench.model import Benchmark, Execution
+    from bench.config.model import Benchmark, Execution
+    from bench.execution.engine import build_objects
     from bench.plugins import load_plugins
 
     registry = load_plugins()
@@ -119,8 +119,8 @@ def test_threads_and_pod_resources_scales_one_instance_as_the_reference_does() -
     """The reference's type sets R stream threads, an R-core CPU limit and R x 4 GiB per
     pod; bench's instance gets R task slots (a CPU limit per slot follows them) and
     R x 4096 MiB, the number of instances staying as the benchmark says."""
-    from bench.engine import build_objects
-    from bench.model import Benchmark, Execution
+    from bench.config.model import Benchmark, Execution
+    from bench.execution.engine import build_objects
     from bench.plugins import load_plugins
 
     registry = load_plugins()
@@ -139,7 +139,7 @@ def test_threads_and_pod_resources_scales_one_instance_as_the_reference_does() -
 
 
 def test_threads_and_pod_resources_values_are_whole_threads() -> None:
-    from bench.bounds import RESOURCE_VALUE
+    from bench.config.bounds import RESOURCE_VALUE
 
     bound = RESOURCE_VALUE["ThreadsAndPodResources"]
     assert bound.problem(2) is None
@@ -284,8 +284,8 @@ def test_standalone_workers_and_driver_follow_the_instance_shape() -> None:
 
 def test_calibrated_instances_scale_with_their_cores() -> None:
     """Vertical scaling has a known demand too: an instance of C cores takes C x capacity."""
-    from bench.engine import build_objects
-    from bench.model import parse_benchmark, parse_execution
+    from bench.config.model import parse_benchmark, parse_execution
+    from bench.execution.engine import build_objects
     from bench.plugins import load_plugins
     from bench.runtime.calibrated_sut import instance_capacity
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.engine import Engine, RunConfig
+from bench.config.model import parse_benchmark, parse_execution
 from bench.errors import UserError
-from bench.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.plugins import load_plugins
-from bench.results import ResultStore
+from bench.results.store import ResultStore
 
 from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
 from .test_engine import Killed, SimClock

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from bench.api import SearchProblem, SearchStrategy
 from bench.builtin.search import bench_register_search_strategies
-from bench.search import STRATEGIES
+from bench.search.strategies import STRATEGIES
 
 NAMES = ("full", "linear", "binary", "initial-guess")
 BY_NAME = {s.name: s for s in STRATEGIES}
@@ -344,7 +344,7 @@ async def test_empty_resources_give_no_demand(name: str) -> None:
 
 async def test_memo_runs_each_pair_once() -> None:
     """Defence in depth: a strategy that meets itself must not pay for a pair twice."""
-    from bench.search import Memo
+    from bench.search.strategies import Memo
 
     table = explicit({(1000, 1)})
     memo = Memo(table.run)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from bench.api import SearchProblem
-from bench.search import STRATEGIES
-from bench.search_bracket import bracket
+from bench.search.bracket import bracket
+from bench.search.strategies import STRATEGIES
 
 from tests.unit.test_search import Table, capacity_table, demand_table, explicit, random_monotone
 

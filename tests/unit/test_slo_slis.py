@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 from bench.builtin.platforms import INFO_SLIS, SUT_PROCESS_SLIS
-from bench.launch import resolve_run
-from bench.model import ConfigError
+from bench.cli.launch import resolve_run
+from bench.config.model import ConfigError
 from bench.plugins import Registry, load_plugins
 from bench.runtime.host.stats import HostStats
 from bench.runtime.kafka.latency import PERCENTILES

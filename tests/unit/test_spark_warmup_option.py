@@ -9,12 +9,12 @@ import shutil
 import types
 from typing import Any
 
-import bench.launch
+import bench.cli.launch
 import pytest
 from bench.api import UseCase
-from bench.cli import cli
-from bench.launch import resolve_run
-from bench.model import ConfigError
+from bench.cli.commands import cli
+from bench.cli.launch import resolve_run
+from bench.config.model import ConfigError
 from bench.platforms import embedded
 from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.plugins import Registry, load_plugins
@@ -35,7 +35,7 @@ def bench_run(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, di
         prepared.update(run.platform_options)
         return ""
 
-    monkeypatch.setattr(bench.launch, "dry_run", capture)
+    monkeypatch.setattr(bench.cli.launch, "dry_run", capture)
     result = CliRunner().invoke(cli, ["run", "--plugin", "uc1", "--bootstrap-servers", "127.0.0.1:9",
                                       "--dry-run", *args])
     return result.exit_code, result.output, prepared

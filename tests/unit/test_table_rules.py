@@ -14,15 +14,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import tables
 from bench.analysis.analyze import analyze, format_analysis, run_settings
 from bench.analysis.compare import TableFile, compare_tables, read_table
 from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import message_period_load_type
-from bench.engine import Engine, RunConfig
-from bench.model import parse_benchmark, parse_execution
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.plugins import load_plugins
+from bench.results import tables
 
 from tests.unit import verdict_runs
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
@@ -147,8 +147,8 @@ def test_compare_does_not_count_an_inferred_entry_as_measured() -> None:
 
 
 def test_bench_run_prints_the_notes(tmp_path: Path, capsys: Any) -> None:
+    from bench.cli.launch import print_table
     from bench.execution.config import RunOutcome
-    from bench.launch import print_table
 
     print_table(RunOutcome(1, "capacity", {1.0: 2000.0, 2.0: 1000.0}, [], tmp_path, notes={2.0: tables.INFERRED}))
     out = capsys.readouterr().out

@@ -16,14 +16,14 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from bench import tables
 from bench.analysis.analyze import analyze, run_settings
 from bench.analysis.compare import compare_tables, read_table
 from bench.analysis.report import build_report
 from bench.analysis.report_slis import human as _human
 from bench.analysis.runs import open_run
 from bench.api import SearchProblem
-from bench.model import load_intensity_order
+from bench.config.model import load_intensity_order
+from bench.results import tables
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench import launch
 from bench.api import ParamSpec, UseCase
 from bench.builtin.platforms import check_java
-from bench.cli import cli
-from bench.model import ConfigError, parse_execution
+from bench.cli import launch
+from bench.cli.commands import cli
+from bench.config.model import ConfigError, parse_execution
 from bench.plugins import Registry, load_plugins
 from click.testing import CliRunner, Result
 
@@ -34,7 +34,7 @@ def no_start(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.setattr(platform, "create", forbidden)
         if platform.check_host is check_java:  # a host check, not what these tests check
             monkeypatch.setattr(platform, "check_host", None)
-    monkeypatch.setattr("bench.cli._registry", lambda: registry)
+    monkeypatch.setattr("bench.cli.commands._registry", lambda: registry)
     yield
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 from bench import errors
-from bench.cli import cli
+from bench.cli.commands import cli
 from bench.errors import UserError
-from bench.k8s.client import ForbiddenError, KubernetesError, ReadinessTimeout
-from bench.k8s.manifests import ObjectFailed
 from bench.platforms.embedded import PlatformError
+from bench.platforms.kubernetes.client import ForbiddenError, KubernetesError, ReadinessTimeout
+from bench.platforms.kubernetes.manifests import ObjectFailed
 from bench.runtime.kafka.apache_kafka import KafkaStartError
 from bench.runtime.kafka.broker import BrokerError
 from click.testing import CliRunner
@@ -32,7 +32,7 @@ def test_a_platform_error_is_one_line(monkeypatch: pytest.MonkeyPatch, verbose: 
     def failing(registry: Any, opts: Any) -> Any:
         raise PlatformError("Spark driver exited with code 1")
 
-    monkeypatch.setattr("bench.launch.prepare_run", failing)
+    monkeypatch.setattr("bench.cli.launch.prepare_run", failing)
     result = CliRunner().invoke(cli, [*verbose, "run", "--plugin", "uc1"])
     assert result.exit_code == 2
     assert "bench: error: Spark driver exited with code 1" in result.output

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from bench.cli import cli
+from bench.cli.commands import cli
 from bench.plugins import load_plugins
 from click.testing import CliRunner
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from bench.model import parse_benchmark, validate_benchmark
+from bench.config.model import parse_benchmark, validate_benchmark
 
 
 @pytest.mark.parametrize("name", ["uc2", "uc3"])

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.api import Sample, message_period_load_type
-from bench.engine import Engine, RunConfig, RunOutcome
+from bench.config.model import parse_benchmark, parse_execution
 from bench.execution.config import no_progress
-from bench.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig, RunOutcome
 from bench.platforms.base import ExperimentSpec
 from bench.plugins import Registry, load_plugins
 

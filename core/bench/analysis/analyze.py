@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import slo_math, tables
+from bench import slo_math
 from bench.analysis.confidence import (
     DEFAULT_CONFIDENCE,
     Confidence,
@@ -43,8 +43,9 @@ from bench.analysis.confidence import (
     with_evidence,
 )
 from bench.analysis.runs import Key, RunFiles
-from bench.model import ConfigError
-from bench.results import atomic_write, fmt_value, read_series
+from bench.config.model import ConfigError
+from bench.results import tables
+from bench.results.store import atomic_write, fmt_value, read_series
 
 DEFAULT_THRESHOLD = 2000.0
 DEFAULT_WARMUP = 60.0
@@ -188,7 +189,7 @@ class Analysis:
     metric: str
     experiments: dict[Key, ExperimentResult]
     table: dict[float, float | None]
-    #: key -> "inferred" / "undecided" (bench.tables)
+    #: key -> "inferred" / "undecided" (bench.results.tables)
     notes: dict[float, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -283,7 +284,7 @@ def analyze(run: RunFiles, settings: Settings, metric: str | None = None) -> Ana
 
     An experiment the run recorded as ``error`` stays without a verdict (undecided), even
     where some of its repetitions left series; the table applies the run's load direction
-    and lower-bound assumption (:mod:`bench.tables`), so it marks the same inferred and
+    and lower-bound assumption (:mod:`bench.results.tables`), so it marks the same inferred and
     undecided entries as the run's own table.
     """
     errors = {key for key in run.records() if run.outcome(*key) == "error"}

@@ -3,7 +3,7 @@
 Added to the CLI through the ``bench_add_commands`` hook, like a plugin's commands, so
 the core's CLI module does not grow with every analysis. Heavy imports stay inside the
 commands: ``bench --help`` should not pay for numpy. Errors a user can fix are
-``bench.model.ConfigError``, which the CLI group turns into one line and exit code 2.
+``bench.config.model.ConfigError``, which the CLI group turns into one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def report(results: tuple[str, ...], output: str, confidence: float) -> None:
     from bench.analysis import inputs
     from bench.analysis.report import build_report
     from bench.analysis.runs import open_run
-    from bench.results import atomic_write
+    from bench.results.store import atomic_write
 
     inputs.check_options(None, None, None, confidence)
     for source in results:

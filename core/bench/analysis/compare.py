@@ -6,7 +6,7 @@ a decreasing load type such as MessagePeriod: a greater value). Keys present in 
 one table are listed but are no regression: a run with other loads is not worse for it.
 
 Only measured entries are compared: an entry inferred by the lower-bound assumption or
-undecided because of an error (:mod:`bench.tables`) is listed as not comparable, never
+undecided because of an error (:mod:`bench.results.tables`) is listed as not comparable, never
 as a regression or an improvement, since nothing measured it.
 """
 
@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import tables
-from bench.model import ConfigError
-from bench.results import ResultStore, fmt_value
-from bench.tables import Notes, Table
+from bench.config.model import ConfigError
+from bench.results import tables
+from bench.results.store import ResultStore, fmt_value
+from bench.results.tables import Notes, Table
 
 #: the exit code of ``bench compare`` and ``bench run --expect`` when the demand rose (documented in --help)
 EXIT_REGRESSION = 3

@@ -9,7 +9,7 @@ things make it fragile, and any flags the experiment ``unstable``:
   t * se``, with ``se`` the standard error of the median repetition's slope (the mean
   of the two middle ones for an even count), inflated for the autocorrelated residuals
   of a micro-batch saw-tooth exactly as early stopping does it
-  (:func:`bench.early_stop.fit`), and ``t`` its Student quantile; unless the
+  (:func:`bench.slo.early_stop.fit`), and ``t`` its Student quantile; unless the
   repetitions' own bounds fix the median on one side (:func:`_median_of_bounds`);
 * a step: one half of a repetition (by time) has a slope whose interval lies wholly
   on the other side of the threshold. A quarter-core instance's first micro-batch can
@@ -34,11 +34,11 @@ records/s on one instance was flagged for both (recorded slopes -1,231, -4,552 a
 ended at 82 s), its first two repetitions decided "pass" with confidence (2026-12-05,
 commit dca967a).
 
-The slope error is imported from :mod:`bench.early_stop`, not re-derived, so that the
+The slope error is imported from :mod:`bench.slo.early_stop`, not re-derived, so that the
 confidence printed here and the confidence that ended a repetition early are the same
 number. For a use case with an output period (UC3) it is the error of the slope of the
 lag's means over its whole cycles, as the rule over whole periods
-(:func:`bench.early_rules.window_decision`) judges it: the plain fit cannot see through
+(:func:`bench.slo.early_rules.window_decision`) judges it: the plain fit cannot see through
 the lag's rise and fall: UC3's 1,500 records/s on one instance was flagged unstable
 (slope -87.1 against 15) in a run whose repetitions that rule had each decided "pass"
 (2026-11-29, commit 30474e9).
@@ -53,11 +53,12 @@ from typing import Any
 
 import numpy as np
 
-from bench import early_rules, early_stop, slo_math
-from bench.results import ExperimentRecord, Repetition, ResultStore, bounds_pair, read_series
+from bench import slo_math
+from bench.results.store import ExperimentRecord, Repetition, ResultStore, bounds_pair, read_series
+from bench.slo import early_rules, early_stop
 
 #: two-sided confidence of the printed intervals; 0.95 as a reader expects of an error bar
-#: (early stopping's dense-sample decisions check it too: bench.early_stop._dense_decision)
+#: (early stopping's dense-sample decisions check it too: bench.slo.early_stop._dense_decision)
 DEFAULT_CONFIDENCE = early_stop.REPORTED_CONFIDENCE
 
 

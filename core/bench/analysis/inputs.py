@@ -4,7 +4,7 @@ Why a layer of its own: the analysis reads stored files as ``bench run`` wrote t
 trusts them, so a truncated CSV row, a non-numeric or infinite sample, a file in
 another encoding or a configuration whose numbers are text ended in a traceback
 deep inside the statistics. Here every file a command will read is checked first,
-and every option is checked as ``bench run`` checks its own (:mod:`bench.bounds`), so
+and every option is checked as ``bench run`` checks its own (:mod:`bench.config.bounds`), so
 a bad input is one line naming the file and row, or the option, and exit code 2.
 """
 
@@ -16,9 +16,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bench import bounds, files
 from bench.analysis.runs import RunFiles, SliFile
-from bench.model import ConfigError
+from bench.config import bounds, files
+from bench.config.model import ConfigError
 
 #: the largest stored series read (a day of samples every 0.1 s is ~40 MB)
 MAX_SERIES_BYTES = 64 * 1024 * 1024
@@ -70,7 +70,7 @@ def check_series(sli: SliFile, informational: bool = False) -> None:
     """One stored series: UTF-8 text, the header ``labels,timestamp,value``, and rows of
     three fields whose timestamp and value are finite numbers. An informational series
     may hold ``nan`` values: samples without a value, as bench writes them (a latency
-    interval without output, :func:`bench.results.series_csv`); its readers skip them.
+    interval without output, :func:`bench.results.store.series_csv`); its readers skip them.
     Until 2026-11-30 this check refused them, and with them every UC3 run whole."""
     label = str(sli.path)
     text = files.decode_text(files.read_bytes(sli.path, "", MAX_SERIES_BYTES), label)

@@ -62,7 +62,7 @@ def normalize(benchmark: dict[str, Any] | None) -> None:
     in bench's shape, in place, so that the run's SLO types say which are trends."""
     if not benchmark or not isinstance(benchmark.get("slos"), list):
         return
-    from bench.model_reference import sli_slo
+    from bench.config.reference import sli_slo
 
     slis = {str(s.get("name")): s for s in benchmark.get("slis") or [] if isinstance(s, Mapping)}
     benchmark["slos"] = [sli_slo(s, slis) if isinstance(s, Mapping) and "sli" in s and "sloType" not in s else s

@@ -13,7 +13,6 @@ import json
 from html import escape
 from typing import Any
 
-from bench import prediction, tables
 from bench.analysis.analyze import Analysis, ExperimentResult, analyze, run_settings
 from bench.analysis.confidence import DEFAULT_CONFIDENCE
 from bench.analysis.report_slis import human as _human
@@ -23,7 +22,9 @@ from bench.analysis.report_slis import table as _table
 from bench.analysis.runs import RunFiles
 from bench.analysis.scaling import scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
-from bench.results import read_series
+from bench.results import tables
+from bench.results.store import read_series
+from bench.search import prediction
 
 #: a lag chart draws at most this many points per repetition (thinned evenly)
 MAX_POINTS = 400
@@ -278,7 +279,7 @@ def _scaling_section(run: RunFiles, table: dict[float, float | None]) -> str:
 
 def _predicted_cell(run: RunFiles) -> str:
     """The table ``bench run --predict`` predicted before measuring, and how many entries
-    it got right (``bench.prediction``); "-" for a run without a prediction."""
+    it got right (``bench.search.prediction``); "-" for a run without a prediction."""
     stored = prediction.read(run.directory / prediction.FILE.format(id=run.exp_id))
     entries = [e for e in (stored or {}).get("entries") or [] if isinstance(e, dict)]
     if not entries:

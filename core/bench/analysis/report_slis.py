@@ -10,7 +10,7 @@ from typing import Any
 
 from bench.analysis.runs import RunFiles
 from bench.numbers import readable
-from bench.results import read_series
+from bench.results.store import read_series
 
 
 def table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
@@ -98,7 +98,7 @@ def _info_rows(run: RunFiles) -> tuple[list[list[str]], set[str]]:
 def _absent_slis(run: RunFiles, empty: set[str]) -> dict[str, list[str]]:
     """reason -> SLIs the run sampled without a single value (the result JSON's info
     summaries; ``empty``: files of nothing but NaN, whose reason is the same)."""
-    from bench.info import NO_DATA
+    from bench.results.info import NO_DATA
 
     found: dict[str, set[str]] = {NO_DATA: set(empty)} if empty else {}
     for record in run.records().values():

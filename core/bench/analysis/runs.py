@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import tables
 from bench.analysis.reference_names import reference_files
 from bench.api import SloType, trend_slos
-from bench.model import ConfigError
+from bench.config.model import ConfigError
+from bench.results import tables
 from bench.slo_math import override_properties
 
 #: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
 SLI_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_sli_([^_]+)_(\d+)\.csv$")
-#: ``exp<id>_<load>_<resources>_info_<sli-name>_<repetition>.csv`` (informational SLIs, bench.info)
+#: ``exp<id>_<load>_<resources>_info_<sli-name>_<repetition>.csv`` (informational SLIs, bench.results.info)
 INFO_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_info_([^_]+)_(\d+)\.csv$")
 
 Key = tuple[float, float]
@@ -118,7 +118,7 @@ class RunFiles:
         """The run's own table with its notes (inferred, undecided), None before it wrote one.
 
         Built again from the run's stored verdicts (every SLO counted) by the rules of
-        :mod:`bench.tables`, which for a run of this version is the table it wrote; a run
+        :mod:`bench.results.tables`, which for a run of this version is the table it wrote; a run
         stored by an earlier version gets its load direction, errors and lower-bound
         entries read as they are meant instead of as its file says.
         """

@@ -26,8 +26,8 @@ from typing import Any
 
 from bench.api import ParamSpec, Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
 from bench.builtin.calibrated import TREND_SLO
+from bench.config.model import ConfigError
 from bench.hookspecs import hookimpl
-from bench.model import ConfigError
 
 NAME = "job"
 #: the parameter holding the script's path; the Spark driver runs a script when it is set

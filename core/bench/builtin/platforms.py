@@ -2,7 +2,7 @@
 
 Factories import lazily: the CLI must start fast and a missing optional dependency of
 one platform must not break the others. Everything that differs between platforms
-while a run is prepared lives here, so the run's preparation (:mod:`bench.launch`)
+while a run is prepared lives here, so the run's preparation (:mod:`bench.cli.launch`)
 never names a platform.
 """
 
@@ -141,8 +141,8 @@ def _external_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
 
 
 def _kubernetes_host(options: Mapping[str, Any], use_case: UseCase) -> None:
-    from bench.k8s.client import kubeconfig_problem
-    from bench.k8s.manifests import option
+    from bench.platforms.kubernetes.client import kubeconfig_problem
+    from bench.platforms.kubernetes.manifests import option
 
     problem = kubeconfig_problem(options)
     if problem:
@@ -152,19 +152,19 @@ def _kubernetes_host(options: Mapping[str, Any], use_case: UseCase) -> None:
 
 
 def _kubernetes_config_maps(sets: Any, options: Mapping[str, Any]) -> list[list[tuple[str, str]]]:
-    from bench.k8s.config_maps import read_config_maps
+    from bench.platforms.kubernetes.config_maps import read_config_maps
 
     return read_config_maps(sets, options)
 
 
 def _kubernetes_config_map_place(options: Mapping[str, Any]) -> str:
-    from bench.k8s.config_maps import place
+    from bench.platforms.kubernetes.config_maps import place
 
     return place(options)
 
 
 def _kubernetes_render(spec: ExperimentSpec, options: Mapping[str, Any]) -> list[Manifest]:
-    from bench.k8s.manifests import render_manifests
+    from bench.platforms.kubernetes.manifests import render_manifests
 
     return render_manifests(spec, options)
 
@@ -185,7 +185,7 @@ def _external(options: Mapping[str, Any], registry: Registry) -> Any:
 
 
 def _kubernetes(options: Mapping[str, Any], registry: Registry) -> Any:
-    from bench.platforms.kubernetes import KubernetesPlatform
+    from bench.platforms.kubernetes.platform import KubernetesPlatform
 
     return KubernetesPlatform(options)
 

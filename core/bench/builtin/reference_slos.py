@@ -10,7 +10,7 @@ of the reference's forms (``threshold``, ``thresholdRelToLoad`` x the load value
 ``dropped records ratio``: the same with threshold = ``ratio`` x the load value.
 
 bench's own ``dropped-records`` type, a ratio of the generated records, stays as it is.
-An SLO naming an external checker gets that checker's verdict (:mod:`bench.external_slo`).
+An SLO naming an external checker gets that checker's verdict (:mod:`bench.slo.external`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from bench import external_slo, slo_math
+from bench import slo_math
 from bench.api import Series, SloContext, SloType, SloVerdict
+from bench.slo import external as external_slo
 
 DROPPED_SLI = "dropped-records"
 

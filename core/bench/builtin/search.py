@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bench import search_bracket
 from bench.api import Registrar, SearchStrategy
 from bench.hookspecs import hookimpl
-from bench.search import STRATEGIES
+from bench.search import bracket as search_bracket
+from bench.search.strategies import STRATEGIES
 
 
 @hookimpl

@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from bench import external_slo, slo_math
+from bench import slo_math
 from bench.api import EarlyDecision, Registrar, Series, SloContext, SloType, SloVerdict
 from bench.builtin.reference_slos import REFERENCE_SLO_TYPES
-from bench.early_rules import dropped_rule, latency_rule
-from bench.early_stop import trend_decision
 from bench.hookspecs import hookimpl
+from bench.slo import external as external_slo
+from bench.slo.early_rules import dropped_rule, latency_rule
+from bench.slo.early_stop import trend_decision
 
 DEFAULT_MAX_RATIO = 0.01
 

@@ -8,7 +8,7 @@ Split by concern, as the Theodolite method splits it:
   repetitions, retries after faults, repetitions read back on resume, the provisional
   table and the time estimate;
 * :mod:`~bench.execution.collector`: one repetition's SLI samples (``SliCollector``);
-* :mod:`~bench.execution.evaluator`: SLO verdicts across repetitions and the early
+* :mod:`~bench.slo.evaluator`: SLO verdicts across repetitions and the early
   decisions (``SloEvaluator``);
 * :mod:`~bench.execution.deployment`: the objects and parameter values of an experiment;
 * :mod:`~bench.execution.config`: what a run is given and what it returns.

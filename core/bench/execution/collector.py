@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from bench.api import EarlyDecision, ExperimentSpec, Platform, Series
-from bench.early_stop import described
+from bench.config.model import ExecutionParams
 from bench.execution.config import ProgressFn
-from bench.execution.evaluator import SloEvaluator
-from bench.model import ExecutionParams
+from bench.slo.early_stop import described
+from bench.slo.evaluator import SloEvaluator
 
 #: (the series so far, seconds since the start) -> whether the samples suffice
 Until = Callable[[dict[str, Series], float], bool]

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.api import UseCase
-from bench.model import Benchmark, Execution
-from bench.prediction import Prediction
-from bench.results import ExperimentRecord
+from bench.config.model import Benchmark, Execution
+from bench.results.store import ExperimentRecord
+from bench.search.prediction import Prediction
 
 
 @dataclass
@@ -25,7 +25,7 @@ class RunConfig:
     #: how often a faulted repetition is run again before its experiment is an ``error``
     retries: int = 1
     #: probe one instance's saturation rate first and start the search at the predicted
-    #: demand (``bench.prediction``)
+    #: demand (``bench.search.prediction``)
     predict: bool = False
 
 
@@ -36,16 +36,16 @@ class RunOutcome:
     table: dict[float, float | None]
     records: list[ExperimentRecord]
     results_dir: Path
-    #: key -> "inferred" / "undecided" (bench.tables); measured entries are absent
+    #: key -> "inferred" / "undecided" (bench.results.tables); measured entries are absent
     notes: dict[float, str] = field(default_factory=dict)
     #: with ``predict``: the probe, the predicted table and whether each entry was right
     prediction: Prediction | None = None
     #: each experiment's length and warm-up, for the note on experiments shorter than the
-    #: method's (:func:`bench.tables.length_note`); 0: not known (the note is left out)
+    #: method's (:func:`bench.results.tables.length_note`); 0: not known (the note is left out)
     duration: float = 0.0
     warmup: float = 0.0
     #: an SLO the run judged with other properties than its benchmark states
-    #: (:func:`bench.tables.slo_override_notes`), one line each under the table
+    #: (:func:`bench.results.tables.slo_override_notes`), one line each under the table
     slo_notes: list[str] = field(default_factory=list)
 
     @property

@@ -8,7 +8,7 @@ Faults: a repetition whose platform raises (a SUT, generator or broker that died
 generator that stalled, a failed Kafka call) or whose generators fell more than 1 %
 behind their target is not measured: it is run again, up to ``retries`` times. If it
 still fails, the experiment's outcome is ``error`` with the cause and no verdict: the
-search gets None, draws no conclusion from it (:mod:`bench.search`), and the table marks
+search gets None, draws no conclusion from it (:mod:`bench.search.strategies`), and the table marks
 the entries it could change as undecided; the run goes on, because one crashed JVM
 should not cost the hours of experiments around it. Configuration errors (``ConfigError``, ``OptionError``: the
 same in every experiment) and bugs (:data:`BUGS`) still end the run; a platform's own
@@ -24,10 +24,10 @@ from typing import Any
 
 import structlog
 
-from bench import metrics, tables
+from bench import metrics
 from bench.analysis import confidence
 from bench.api import ExperimentSpec, GeneratorReport, Manifest, Platform, Series, SloVerdict
-from bench.environment import EnvironmentRecord
+from bench.config.model import ConfigError
 from bench.errors import OptionError
 from bench.execution.collector import Samples, SliCollector, Until
 from bench.execution.config import ProgressFn, RunConfig
@@ -38,15 +38,16 @@ from bench.execution.deployment import (
     load_decreasing,
     merged_params,
 )
-from bench.execution.evaluator import SloEvaluator, summary
-from bench.info import summarise, write_info
-from bench.model import ConfigError
-from bench.patching import load_rate
+from bench.patchers.apply import load_rate
 from bench.plugins import Registry
-from bench.prediction import probe_complete
-from bench.results import ExperimentRecord, Repetition, ResultStore, fmt_value
+from bench.results import tables
+from bench.results.environment import EnvironmentRecord
+from bench.results.info import summarise, write_info
+from bench.results.store import ExperimentRecord, Repetition, ResultStore, fmt_value
+from bench.search.prediction import probe_complete
+from bench.slo.evaluator import SloEvaluator, summary
 
-log = structlog.get_logger("bench.engine")
+log = structlog.get_logger("bench.execution.engine")
 
 #: A generator that falls further behind its target than this makes a repetition a fault.
 MAX_GENERATOR_SHORTFALL = 0.01
@@ -264,7 +265,7 @@ class ExperimentRunner:
         return load_rate(objects, load)
 
     async def probe(self, load: float, resources: float, seconds: float) -> tuple[Samples, float]:
-        """One short measurement outside the search (``bench.prediction``): no verdict, no
+        """One short measurement outside the search (``bench.search.prediction``): no verdict, no
         result files, no retries; its samples and the load's records/s.
 
         It lasts ``seconds``, or longer, up to an experiment's duration, while a
@@ -317,7 +318,7 @@ class ExperimentRunner:
         return samples, reports
 
     def table(self, final: bool) -> tables.RunTable:
-        """The table of the verdicts so far (errors undecided), by the rules of :mod:`bench.tables`."""
+        """The table of the verdicts so far (errors undecided), by the rules of :mod:`bench.results.tables`."""
         ex = self.cfg.execution
         _, lower_bound = ex.execution.strategy.resolved()
         return tables.build_run_table(

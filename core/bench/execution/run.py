@@ -19,16 +19,18 @@ from typing import Any
 
 import structlog
 
-from bench import search, tables
 from bench.api import Platform, SearchProblem
-from bench.environment import EnvironmentRecord
+from bench.config.model import BRACKET, SloDef, effective_slos, load_intensity_order
 from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
-from bench.execution.evaluator import SloEvaluator
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
-from bench.model import BRACKET, SloDef, effective_slos, load_intensity_order
 from bench.plugins import Registry
-from bench.prediction import FILE as PREDICTION_FILE
-from bench.prediction import (
+from bench.results import tables
+from bench.results.environment import EnvironmentRecord
+from bench.results.store import ResultStore
+from bench.search import strategies as search
+from bench.search.bracket import bracket
+from bench.search.prediction import FILE as PREDICTION_FILE
+from bench.search.prediction import (
     Prediction,
     Probe,
     ProbeInconclusive,
@@ -40,12 +42,11 @@ from bench.prediction import (
     probe_duration,
     stored_probe,
 )
-from bench.prediction import read as read_prediction
-from bench.prediction import write as write_prediction
-from bench.results import ResultStore
-from bench.search_bracket import bracket
+from bench.search.prediction import read as read_prediction
+from bench.search.prediction import write as write_prediction
+from bench.slo.evaluator import SloEvaluator
 
-log = structlog.get_logger("bench.engine")
+log = structlog.get_logger("bench.execution.engine")
 
 
 class Engine:

@@ -22,7 +22,7 @@ def _file(obj: Manifest, file_name: str) -> tuple[dict[str, Any], str]:
 def patch_yaml(content: str, key: str, value: Any) -> str:
     # a ConfigMap's file is user input like any benchmark file: the same checks (depth,
     # alias bombs, a key given twice) apply before it is patched
-    from bench.files import FileError, parse_yaml
+    from bench.config.files import FileError, parse_yaml
 
     try:
         loaded = parse_yaml(content, "the ConfigMap's YAML file") if content.strip() else {}

@@ -7,7 +7,7 @@ object the patcher meets:
 - ``BenchSut`` (every platform): ``spec.coresPerInstance`` / ``spec.memoryPerInstanceMb``;
   the platform turns them into Spark settings (embedded: worker cores, executor or
   driver memory; Kubernetes: the SparkApplication's or the standalone workers'
-  executor cores and memory, see :mod:`bench.k8s.manifests`).
+  executor cores and memory, see :mod:`bench.platforms.kubernetes.manifests`).
 - ``SparkApplication``: ``spec.executor.cores`` / ``spec.executor.memory`` (the Spark
   operator turns them into ``spark.executor.cores`` / ``spark.executor.memory``).
 - Any other workload (a hand-written standalone worker Deployment): the ``--cores`` /

@@ -21,8 +21,8 @@ from typing import Any
 
 from bench import metrics
 from bench.api import GeneratorReport, Sample
+from bench.config.model import ConfigError
 from bench.errors import UserError
-from bench.model import ConfigError
 from bench.runtime import instrumentation
 from bench.runtime.host import procs
 

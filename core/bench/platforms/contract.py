@@ -1,6 +1,6 @@
 """Holding a run to what its platform declares (:class:`bench.api.PlatformType`): the
 options it reads, what it honours, its checks. Generic over platforms, so the run's
-preparation (:mod:`bench.launch`) asks here and never names one; every refusal is one
+preparation (:mod:`bench.cli.launch`) asks here and never names one; every refusal is one
 line that names the platform, before anything starts.
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.api import PlatformType, UseCase
-from bench.model import Benchmark, ConfigError, Execution, effective_slos
-from bench.options import parse_sets
+from bench.config.model import Benchmark, ConfigError, Execution, effective_slos
+from bench.config.options import parse_sets
 
 if TYPE_CHECKING:
     from bench.plugins import Registry
@@ -117,8 +117,8 @@ def read_config_map_sets(ptype: PlatformType, bench: Benchmark, opts: Mapping[st
     from where the platform deploys, before the benchmark is validated and anything is
     created; on ``--dry-run``, which reaches no cluster, mark them with what would be read.
     A platform that reads none refuses them in one line naming it."""
-    from bench.model_reference import config_map_refusal
-    from bench.reference_config_maps import add_config_map_manifests, config_map_sets, mark_config_maps_pending
+    from bench.config.config_maps import add_config_map_manifests, config_map_sets, mark_config_maps_pending
+    from bench.config.reference import config_map_refusal
 
     sets = config_map_sets(bench)
     if not sets or any(group == "infrastructure" for group, _ in sets):

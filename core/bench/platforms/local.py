@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench import metrics
 from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys, split_keys
-from bench.patching import find_kind
+from bench.patchers.apply import find_kind
 from bench.platforms import children, local_sut
 from bench.platforms.base import ExperimentSpec, Sample
 from bench.platforms.children import Child, PlatformError, job_failure, report_of

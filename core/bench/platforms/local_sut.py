@@ -63,7 +63,7 @@ def lift_limit(limit: cpu_limit.CpuLimit | None) -> None:
 
 def spark_warmup(options: Mapping[str, Any]) -> bool:
     """Whether the driver warms its query up (option ``spark_warmup``, default true). A
-    platform constructed without :mod:`bench.launch` (tests, scripts) gets the same
+    platform constructed without :mod:`bench.cli.launch` (tests, scripts) gets the same
     refusal of a non-bool as ``bench run``, before anything starts: ``"false"`` as a
     string would otherwise be truthy and silently keep the warm-up."""
     value = options.get("spark_warmup")

@@ -107,13 +107,13 @@ def check_inputs(registry: Any, plugin: str, sensors: int, duration: float, warm
                  results: Path) -> tuple[Any, dict[str, Any]]:
     """Everything ``bench stages`` is given, checked as ``bench run`` checks its own,
     before a broker or Spark starts: the use case and its topology, ``--set`` keys and
-    values, the numbers against :mod:`bench.bounds`, the Kafka address (and one probe),
+    values, the numbers against :mod:`bench.config.bounds`, the Kafka address (and one probe),
     the results folder."""
-    from bench import bounds
+    from bench.cli.checks import check_results_dir, probe_kafka
+    from bench.config import bounds
+    from bench.config.model import declared_params, validate_params
+    from bench.config.options import parse_sets
     from bench.errors import UserError
-    from bench.launch_checks import check_results_dir, probe_kafka
-    from bench.model import declared_params, validate_params
-    from bench.options import parse_sets
 
     if plugin not in registry.use_cases:
         raise UserError(f"--plugin {plugin}: no such use case (known: {', '.join(sorted(registry.use_cases))})")

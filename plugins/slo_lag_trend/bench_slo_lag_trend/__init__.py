@@ -79,7 +79,7 @@ def decide_early(series: Series, ctx: SloContext) -> EarlyDecision:
     """One repetition's slope decided against the threshold with confidence (strict ``<``
     as in :func:`check`); the median over repetitions is left to the verdict. ``lag``:
     no early "fail" while too few micro-batches have ended since the warm-up
-    (:func:`bench.lag_batches.too_few_batches`)."""
+    (:func:`bench.slo.lag_batches.too_few_batches`)."""
     try:
         threshold = threshold_of(ctx)
     except ValueError as exc:

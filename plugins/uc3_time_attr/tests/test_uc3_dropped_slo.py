@@ -4,7 +4,7 @@ that judges dropped records with it is refused in one line before it starts."""
 from __future__ import annotations
 
 import pytest
-from bench.cli import cli
+from bench.cli.commands import cli
 from bench.plugins import load_plugins
 from bench_uc3.panes import check_slis
 from click.testing import CliRunner

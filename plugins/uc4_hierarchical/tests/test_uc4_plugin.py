@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from bench.model import parse_benchmark, validate_benchmark
+from bench.config.model import parse_benchmark, validate_benchmark
 from bench.plugins import load_plugins
 from bench_uc4 import generator, params, patchers, registry, topology
 
@@ -50,7 +50,7 @@ def test_default_benchmark_validates_and_keeps_the_agreed_shape(plugins: Any) ->
 
 
 def test_load_type_patchers_set_levels_sensors_and_instances(plugins: Any) -> None:
-    from bench.patching import apply_all
+    from bench.patchers.apply import apply_all
 
     doc = plugins.use_cases["uc4"].default_benchmark()
     objects = doc["loadGenerator"]["resources"]

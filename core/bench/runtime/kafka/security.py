@@ -192,7 +192,7 @@ def _jaas_quote(value: str) -> str:
 
 
 def _read_properties(path: str) -> dict[str, str]:
-    from bench.files import FileError, read_text  # regular, size-capped UTF-8 text
+    from bench.config.files import FileError, read_text  # regular, size-capped UTF-8 text
 
     try:
         text = read_text(path, "--kafka-config-file")

@@ -330,7 +330,7 @@ class ProgressTotals:
             "processedRowsPerSecond": _finite(progress.processedRowsPerSecond),
             "batchDurationMs": (progress.durationMs or {}).get("triggerExecution"),
             # when the batch ended (epoch s): two of these bound a span exactly, where the
-            # samples that carry them are seconds apart (bench.batch_progress)
+            # samples that carry them are seconds apart (bench.slo.batch_progress)
             "batchEnd": batch_end(progress.timestamp, (progress.durationMs or {}).get("triggerExecution")),
             "droppedByWatermark": self.dropped_by_watermark,
             "malformed": self.malformed,

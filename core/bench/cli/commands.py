@@ -1,0 +1,342 @@
+"""The ``bench`` command line.
+
+Errors a user can fix (``bench.errors.UserError``: bad configuration, unknown plugin,
+missing Java) end the command with exit code 2 and one line naming the cause, caught
+once in :class:`BenchGroup`; ``-vv`` adds the traceback. Everything else is a bug and
+keeps its traceback. Everything measured so far stays in the results folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bench import __version__
+from bench.analysis import commands as _analysis_commands
+from bench.cli.logs import configure_logging
+from bench.errors import UserError, is_user_error
+from bench.plugins import Registry, load_plugins
+from bench.stages import commands as _stage_commands
+
+EPILOG = """\b
+Examples:
+  bench run --plugin uc1                              laptop-sized defaults
+  bench run --plugin calibrated --set capacity=500 --loads 1000,2000 --resources 1,2,3,4
+  bench run --plugin uc3 --loads 1000,4000 --resources 1,2 --duration 120 --warmup 30
+  bench run --plugin uc1 --execution exec.yaml --results out/ --resume
+  bench run --plugin uc1 --platform kubernetes --dry-run   print patched manifests
+  bench run --job examples/own_job.py --loads 1000,4000 --resources 1,2   your own script
+"""
+
+
+#: ``ctx.meta`` key: how many -v were given, to the group and to the command together
+VERBOSITY = "bench.verbosity"
+
+
+def _count_verbose(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    ctx.meta[VERBOSITY] = ctx.meta.get(VERBOSITY, 0) + (value or 0)
+    return value
+
+
+def _registry() -> Registry:
+    return load_plugins()
+
+
+class RunCommand(click.Command):
+    """``bench run --help`` ends with each platform and the options it reads, from the
+    platforms' own declarations (a plugin's platform too); the registry is loaded only
+    when help is asked for, so that running stays as fast as it is."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        platforms = _registry().platforms
+        with formatter.section("Platforms (--platform NAME; other platforms' options are refused)"):
+            for ptype in platforms.values():
+                formatter.write_text(f"{ptype.name}: {ptype.description}")
+                with formatter.indentation():
+                    formatter.write_dl([(o.flag, o.help) for o in ptype.options if o.flag])
+
+
+class BenchGroup(click.Group):
+    """Adds commands that plugins contribute through ``bench_add_commands``."""
+
+    _loaded = False
+
+    def _load_plugin_commands(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        registry = _registry()
+        if registry.pm is not None:
+            registry.pm.hook.bench_add_commands(cli=self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugin_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            self._load_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """The one place user errors become exit code 2 and one line."""
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            # click would print usage, a hint and the error on three lines; one is the promise.
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            click.echo(f"bench: error: {' '.join(exc.format_message().split())} (see {where} --help)", err=True)
+            ctx.exit(exc.exit_code)
+        except Exception as exc:
+            if not is_user_error(exc):
+                raise
+            if ctx.meta.get(VERBOSITY, 0) >= 2:
+                traceback.print_exception(exc)
+            click.echo(f"bench: error: {exc}", err=True)
+            ctx.exit(getattr(exc, "exit_code", 2))
+
+
+@click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bench")
+@click.option("-v", "--verbose", count=True, expose_value=False, callback=_count_verbose,
+              help="More output; -vv shows the traceback of an error.")
+def cli() -> None:
+    """Scalability benchmarks for Spark Structured Streaming jobs (the Theodolite method).
+
+    For each load, bench finds the least number of Spark instances for which the
+    SLOs hold (resource demand), or for each number of instances the greatest load
+    (capacity), by running isolated experiments: start the SUT, generate load, sample
+    consumer lag, decide with the SLOs (by default the trend of the lag). Start with
+    `bench run --plugin uc1`.
+    """
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, a CI job's time limit, a container stopping) ends a run the way
+    Ctrl-C does: the running experiment is torn down, every finished one stays, one line
+    says so. Without it the embedded broker's handler turned SIGTERM into SystemExit in
+    the middle of the event loop, which printed asyncio's "exception was never retrieved"
+    traceback instead (2026-12-01)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@cli.command(cls=RunCommand, epilog=EPILOG)
+@click.option("--plugin", "plugin", metavar="NAME",
+              help="Use case to benchmark (see `bench plugins`), e.g. uc1, uc2, uc3, uc4, calibrated.")
+@click.option("--job", metavar="PATH.py", type=click.Path(dir_okay=False),
+              help="Benchmark your own PySpark Structured Streaming script instead of a use case; it reads "
+                   "BENCH_BOOTSTRAP_SERVERS, BENCH_INPUT_TOPIC, BENCH_OUTPUT_TOPIC (docs/own-job.md).")
+@click.argument("job_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- JOB ARGS]")
+@click.option("--record-template", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With --job: input records from this JSON template with {key} and {timestamp} placeholders "
+                   "(default: UC1's ActivePowerRecord JSON).")
+@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark configuration for the SUT's session (repeatable), e.g. spark.sql.shuffle.partitions=8; "
+                   "recorded in exp<id>-environment.json.")
+@click.option("--benchmark", "benchmark_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Benchmark YAML (default: the use case's own).")
+@click.option("--execution", "execution_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Execution YAML; command-line options override its fields.")
+@click.option("--loads", metavar="L1,L2,..", help="Load values (e.g. sensors at 1 record/s each).")
+@click.option("--resources", metavar="R1,R2,..", help="Resource values (e.g. Spark instances).")
+@click.option("--load-type", metavar="NAME", help="Load type of the benchmark (default: its first).")
+@click.option("--resource-type", metavar="NAME", help="Resource type of the benchmark (default: its first).")
+@click.option("--duration", type=float, metavar="S", help="Seconds of load per repetition.")
+@click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
+@click.option("--repetitions", type=int, metavar="N", help="Repetitions per experiment.")
+@click.option("--search", type=click.Choice(["bracket", "full", "linear", "binary", "initial-guess"]),
+              help="Search strategy (default bracket: the heaviest load first, and a load between two loads of the "
+                   "same demand takes it without an experiment, marked inferred; linear is the reference's walk "
+                   "from the lightest load).")
+@click.option("--lower-bound/--no-lower-bound", default=None,
+              help="Skip resources below the demand of a smaller load (default on).")
+@click.option("--metric", type=click.Choice(["demand", "capacity"]), help="What to find (default demand).")
+@click.option("--threshold", type=float, metavar="X",
+              help="Threshold of the trend SLOs (those whose type takes_cli_threshold) in records/s (absolute).")
+@click.option("--threshold-rel-to-rate", type=float, metavar="X",
+              help="Threshold of the trend SLOs (those whose type takes_cli_threshold) as a fraction of the "
+                   "load's generated records/s (e.g. 0.01, as the built-in use cases' benchmarks state it; "
+                   "UC4's default execution judges at 0.05).")
+@click.option("--threshold-rel-to-load", type=float, metavar="X",
+              help="Threshold of the trend SLOs (those whose type takes_cli_threshold): X times the load value "
+                   "(sensors, window size, ...), as the reference's thresholdRelToLoad.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Plugin parameter (repeatable), e.g. capacity=500, windowSizeMs=60000; "
+                   "OBJECT.FIELD=V sets a deployment field, e.g. generator.periodMs=500.")
+@click.option("--results", "results_dir", default="results", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for result files.")
+@click.option("--resume", is_flag=True,
+              help="Continue the last run in --results at its first unfinished repetition (experiments that "
+                   "ended in error are tried again); refused when the configuration differs.")
+@click.option("--retries", type=click.IntRange(0, 20), metavar="N",
+              help="Run a repetition again up to N times after a fault (a process or the broker died, a "
+                   "generator stalled or fell behind, a Kafka call failed); default 1. Still failing: the "
+                   "experiment's outcome is error, it does not pass, and the run goes on.")
+@click.option("--early-stop/--no-early-stop", default=None,
+              help="End a repetition once the trend of its lag is decided with confidence, and skip repetitions "
+                   "that can no longer change the verdict (default on; --no-early-stop runs every repetition "
+                   "for its full duration, the reference procedure).")
+@click.option("--predict", is_flag=True,
+              help="First probe what one instance processes at saturation (one short experiment at the heaviest "
+                   "load with the fewest resources), predict each load's demand from it and start the search "
+                   "there: the prediction and its neighbour are measured, so the table stays measured; the "
+                   "prediction is printed and kept beside it (exp<id>-prediction.json). The default search "
+                   "(bracket) starts each walk there; linear and binary are replaced by initial-guess from there "
+                   "(the same table on monotone verdicts); not with --search full.")
+@click.option("--platform", "platform_name", default="embedded", show_default=True,
+              help="Where to run (see Platforms below).")
+@click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
+@click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
+@click.option("--kafka-config", "kafka_config", multiple=True, metavar="KEY=VALUE",
+              help="Kafka client security for every client (generator, lag sampler, admin, Spark source and sink), "
+                   "in Kafka's property names: security.protocol, sasl.mechanism (PLAIN, SCRAM-SHA-256/512), "
+                   "sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location, ssl.key.location. "
+                   "Repeatable; secrets never appear in logs or result files.")
+@click.option("--kafka-config-file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="The same settings as a properties file (KEY=VALUE lines); --kafka-config wins.")
+@click.option("--broker", type=click.Choice(["kafka", "noida", "tansu"]),
+              help="Embedded broker: kafka (Apache Kafka, the default when scripts/install fetched it), or the "
+                   "PyPI Kafka-protocol brokers noida (the fallback) and tansu.")
+@click.option("--brokers", type=click.IntRange(1, 9), metavar="N",
+              help="Nodes of the embedded Apache Kafka cluster (default 1; 3 gives replication factor 3).")
+@click.option("--spark-mode", type=click.Choice(["local", "standalone"]),
+              help="Embedded Spark: local[N] in one JVM (default) or a standalone master + N one-core workers.")
+@click.option("--trigger", "trigger_seconds", type=float, metavar="S", help="Spark micro-batch trigger interval.")
+@click.option("--sample-interval", type=float, metavar="S", help="Seconds between SLI samples (default 5).")
+@click.option("--early-sample-interval", type=click.FloatRange(min=0), metavar="S",
+              help="With early stopping, also sample every S seconds in between, for the early decision of "
+                   "SLOs on a trend and of the dropped-records SLO (not stored; verdicts use --sample-interval). "
+                   "Default 1; 0 turns it off.")
+@click.option("--metrics-port", type=int, metavar="PORT", help="Serve Prometheus metrics of the run on this port.")
+@click.option("--connector", type=click.Choice(["native", "python"]),
+              help="Spark Kafka I/O: Spark's own kafka source and sink (native, the default when scripts/install "
+                   "fetched its JARs) or bench's Python data source (python, the fallback).")
+@click.option("--spark-warmup/--no-spark-warmup", "spark_warmup", default=None,
+              help="Before measuring, run the Spark SUT's query over throw-away topics so that the measured "
+                   "query starts compiled (default on). --no-spark-warmup skips it: 4-8 s less per UC1 start on "
+                   "2 cores (measured 2026-11-29), but the first measured micro-batch then compiles the plan while the "
+                   "load arrives, which distorts the early lag. For smoke runs and tests, not for verdicts.")
+@click.option("--namespace", help="Kubernetes namespace (default: $BENCH_K8S_NAMESPACE or 'default').")
+@click.option("--dry-run", is_flag=True, help="Print the patched deployment of the first experiment and exit.")
+@click.option("--expect", metavar="OLD",
+              help="Compare the table with OLD (results folder or demand CSV) and exit 3 when the demand rose "
+                   "for any load (capacity: fell); see `bench compare`.")
+@click.option("--log-format", type=click.Choice(["console", "json"]), default="console", show_default=True)
+@click.option("-v", "--verbose", count=True, callback=_count_verbose,
+              help="More log output; -vv shows the traceback of an error.")
+def run(**opts: Any) -> None:
+    """Run a scalability benchmark and print the demand (or capacity) table.
+
+    Without files, the use case's own benchmark and laptop-sized defaults are used.
+    Results (per-SLI CSVs, demand/capacity CSV, JSON, PNG plots) go to --results as
+    each repetition finishes; the table is exp<id>_demand.provisional.csv until the run
+    completes.
+
+    \b
+    Exit codes:
+      0  the run completed and every experiment got a verdict (pass or fail)
+      1  the run completed, but some experiments ended in error (see the result JSON)
+      2  bad input (options, files, environment): one line says which
+      3  with --expect: the demand rose for a load (capacity: fell)
+    """
+    configure_logging(opts["log_format"], opts["verbose"])
+    from bench.cli.launch import prepare_run, run_benchmark
+
+    expected = None
+    if opts.get("expect"):
+        from bench.analysis import inputs
+        from bench.analysis.compare import read_table
+
+        inputs.check_source(opts["expect"])  # before the run: a wrong path or a broken table fails now
+        expected = read_table(opts["expect"])
+        inputs.check_table(opts["expect"], expected)
+
+    try:
+        registry = _registry()
+        prepared = prepare_run(registry, opts)
+        if opts["dry_run"]:
+            from bench.cli.launch import dry_run
+
+            click.echo(dry_run(registry, prepared, opts))
+            return
+        with _sigterm_as_ctrl_c():
+            outcome = asyncio.run(run_benchmark(registry, prepared, opts))
+    except KeyboardInterrupt:
+        click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
+        sys.exit(130)
+    from bench.cli.launch import print_table
+
+    print_table(outcome)
+    code = 0
+    if expected is not None:
+        from bench.analysis.compare import expect
+
+        code, text = expect(expected, outcome.metric, outcome.table, opts["expect"], notes=outcome.notes)
+        click.echo(text)
+    if outcome.errors:  # a table with gaps: a regression found in it is less certain than the gaps
+        click.echo(f"bench: {len(outcome.errors)} experiment(s) ended in error; `--resume` tries them again",
+                   err=True)
+        code = 1
+    if code:
+        sys.exit(code)
+
+
+@cli.command()
+def plugins() -> None:
+    """List plugins: distribution, version, and what each registers."""
+    registry = _registry()
+    for info in registry.plugins:
+        origin = "built-in" if info.builtin else f"{info.distribution} {info.version}"
+        if info.error:
+            click.echo(f"{info.name:14} {origin:32} BROKEN: {info.error}")
+            continue
+        provides = "; ".join(f"{kind.replace('_', ' ')}: {', '.join(names)}" for kind, names in info.provides.items())
+        click.echo(f"{info.name:14} {origin:32} {provides or '(hooks only)'}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--benchmark", "benchmark_file", type=click.Path(exists=True, dir_okay=False),
+              help="The benchmark an execution refers to (default: the use case's own).")
+def validate(file: str, benchmark_file: str | None) -> None:
+    """Check a benchmark or execution YAML file without running anything."""
+    from bench.cli.launch import validate_file
+
+    try:
+        message = validate_file(_registry(), Path(file), Path(benchmark_file) if benchmark_file else None)
+    except UserError as exc:
+        if str(file) in str(exc):  # the message names the file already
+            raise
+        raise UserError(f"{file}: {exc}") from exc
+    click.echo(message)
+
+
+# bench analyze / report / compare / stages, through the same hook a plugin uses to add commands.
+_analysis_commands.bench_add_commands(cli)
+_stage_commands.bench_add_commands(cli)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

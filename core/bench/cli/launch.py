@@ -1,0 +1,411 @@
+"""Launching a run: command-line options into a validated run, the run started, its
+outcome presented.
+
+Kept apart from ``cli`` so tests (and other front ends) can prepare and run a
+benchmark without click, and apart from ``engine`` so the engine stays free of
+user-interface concerns. Platforms are asked through their declared contract
+(:mod:`bench.platforms.contract`), never named here.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.analysis.confidence import explain
+from bench.api import ExperimentSpec, TopicSpec, UseCase
+from bench.builtin.platforms import DEFAULT_PLATFORM
+from bench.cli.checks import (
+    check_bootstrap_servers,
+    check_job_script,
+    check_no_lower_bound,
+    check_object_names,
+    check_options,
+    check_port_free,
+    check_predict,
+    check_record_template,
+    check_results_dir,
+    check_resume,
+    check_trigger,
+    from_file,
+    parse_spark_conf,
+    probe_kafka,
+    unknown_use_case,
+    use_case_named_by_files,
+)
+from bench.config import bounds
+from bench.config.config_maps import pending_notes
+from bench.config.files import load_yaml
+from bench.config.model import (
+    Benchmark,
+    ConfigError,
+    Execution,
+    declared_params,
+    kind_of,
+    parse_benchmark,
+    parse_execution,
+    validate_benchmark,
+    validate_deployment_paths,
+    validate_execution,
+    validate_object_params,
+    validate_params,
+)
+from bench.config.options import parse_sets, split_floats
+from bench.errors import UserError
+from bench.execution.engine import Engine, RunConfig, RunOutcome, build_objects
+from bench.platforms.contract import (
+    platform_options,
+    platform_type,
+    read_config_map_sets,
+    refuse_unhonoured,
+    run_check,
+)
+from bench.plugins import Registry
+from bench.results import tables
+from bench.results.store import fmt_value
+from bench.runtime.kafka.security import KafkaSecurity
+from bench.runtime.kafka.security import install as install_kafka_security
+from bench.search.prediction import describe as describe_prediction
+
+#: Laptop-sized defaults used when neither an execution file nor the use case says
+#: otherwise: a complete demand table in well under 15 minutes on 2 cores.
+LAPTOP_EXECUTION: dict[str, Any] = {
+    "load": {"loadValues": [2000, 8000]},
+    "resources": {"resourceValues": [1, 2]},
+    "execution": {"duration": 120, "warmup": 30, "repetitions": 1, "afterTeardownDelay": 2},
+}
+
+@dataclass
+class PreparedRun:
+    use_case: UseCase
+    benchmark: Benchmark
+    execution: Execution
+    params: dict[str, Any]
+    platform_options: dict[str, Any]
+    #: Kafka client security for every client of the run (never written anywhere unredacted)
+    kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)
+
+
+def find_use_case(registry: Registry, name: str) -> UseCase:
+    if name in registry.use_cases:
+        return registry.use_cases[name]
+    for info in registry.plugins:
+        if info.name == name and info.error is None and len(info.provides.get("use_cases", [])) == 1:
+            return registry.use_cases[info.provides["use_cases"][0]]
+        if info.name == name and info.error:
+            raise ConfigError(f"--plugin {name}: the plugin is installed but broken: {info.error}")
+    if name in registry.excluded:
+        raise ConfigError(f"--plugin {name}: installed, but BENCH_PLUGINS leaves it out; add it there")
+    raise ConfigError(unknown_use_case(name, registry.use_cases, registry.excluded_note()))
+
+
+def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _takes_cli_threshold(registry: Registry, sloType: str, properties: dict[str, Any]) -> bool:
+    slo_type = registry.slos.get(sloType)
+    return slo_type is not None and slo_type.takes_cli_threshold(properties)
+
+
+def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
+    """Defaults < use case's defaultExecution < --execution file < command-line options."""
+    doc: dict[str, Any] = _deep_merge(copy.deepcopy(LAPTOP_EXECUTION), copy.deepcopy(bench.defaultExecution or {}))
+    doc["benchmark"] = bench.name
+    doc["load"] = {**doc.get("load", {}), "loadType": bench.loadTypes[0].typeName}
+    doc["resources"] = {**doc.get("resources", {}), "resourceType": bench.resourceTypes[0].typeName}
+    if opts.get("execution_file"):
+        raw = load_yaml(opts["execution_file"], "--execution")
+        if isinstance(raw, dict) and isinstance(raw.get("spec"), dict):
+            name = (raw.get("metadata") or {}).get("name")
+            raw = {**raw["spec"], **({"name": name} if name else {})}
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{opts['execution_file']}: expected a mapping")
+        for key in ("load", "resources", "execution"):
+            if key in raw and not isinstance(raw[key], dict):
+                raise ConfigError(f"execution.{key}: expected a mapping, got {raw[key]!r:.40}")
+        doc = _deep_merge(doc, raw)
+    ex = doc.setdefault("execution", {})
+    if (loads := split_floats("loads", opts.get("loads"))) is not None:
+        doc["load"]["loadValues"] = loads
+    if (res := split_floats("resources", opts.get("resources"))) is not None:
+        doc["resources"]["resourceValues"] = res
+    if opts.get("load_type"):
+        doc["load"]["loadType"] = opts["load_type"]
+    if opts.get("resource_type"):
+        doc["resources"]["resourceType"] = opts["resource_type"]
+    for opt in "duration warmup repetitions metric early_stop sample_interval early_sample_interval".split():
+        if opts.get(opt) is not None:  # execution.<the option in camelCase>
+            ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
+    strategy = dict(ex.get("strategy") or {})
+    if opts.get("search"):
+        strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
+    if opts.get("lower_bound") is not None:
+        strategy["restrictions"] = ["LowerBound"] if opts["lower_bound"] else []
+        if not opts["lower_bound"]:
+            check_no_lower_bound(strategy)
+    if strategy:
+        ex["strategy"] = strategy
+    given = {key: opts[option] for option, key in bounds.CLI_THRESHOLD_OPTIONS.items() if opts.get(option) is not None}
+    if len(given) > 1:
+        raise ConfigError("--threshold, --threshold-rel-to-rate and --threshold-rel-to-load exclude each other")
+    if given:
+        overrides = [o for o in doc.get("slos", []) if isinstance(o, dict)]
+        for slo in bench.slos:
+            if not _takes_cli_threshold(registry, slo.sloType, slo.properties):
+                continue
+            props = dict(given)
+            overrides = [o for o in overrides if o.get("name") != slo.name]
+            # a threshold stated here replaces the benchmark's of any form (model.effective_slos)
+            overrides.append({"name": slo.name, "properties": props})
+        doc["slos"] = overrides
+    return doc
+
+
+def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
+    """``--plugin NAME``, or the built-in ``job`` use case for ``--job PATH.py``."""
+    if opts.get("job"):
+        if opts.get("plugin"):
+            raise ConfigError("--job and --plugin exclude each other (--job runs your script as the use case 'job')")
+        return find_use_case(registry, "job")
+    if opts.get("record_template"):
+        raise ConfigError("--record-template needs --job PATH.py (the use cases' parsers read ActivePowerRecords)")
+    plugin = opts.get("plugin") or use_case_named_by_files(opts)  # an Execution's benchmark names it too
+    if not plugin:
+        raise ConfigError("bench run needs --plugin NAME (a use case: see `bench plugins`) or --job PATH.py "
+                          "(your own PySpark script)")
+    return find_use_case(registry, plugin)
+
+
+def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
+    """The run that ``opts`` ask for, with every default applied and every value checked
+    against the use case, its plugins and the deployment; nothing is started and the
+    machine is not inspected (on a platform that reads the benchmark's configMap resource
+    sets, they are read first, unless ``--dry-run``). ``bench run`` and ``bench validate`` both come here, so
+    they apply the same defaults (LAPTOP_EXECUTION, the use case's defaultExecution)."""
+    check_options(opts)
+    security = KafkaSecurity.parse(opts.get("kafka_config") or (), opts.get("kafka_config_file"))
+    use_case = chosen_use_case(registry, opts)
+    if use_case.generator not in registry.generators:
+        raise ConfigError(f"use case {use_case.name}: its generator {use_case.generator!r} is not registered"
+                          f"{registry.excluded_note()}")
+    bench_file = opts.get("benchmark_file")
+    ptype = platform_type(registry, opts.get("platform_name") or DEFAULT_PLATFORM)
+    with from_file("--benchmark", bench_file):
+        bench = parse_benchmark(load_yaml(bench_file, "--benchmark") if bench_file else use_case.default_benchmark())
+        read_config_map_sets(ptype, bench, opts)  # the cluster is read, nothing is created
+        validate_benchmark(bench, registry)
+        check_object_names(bench.sut.resources + bench.loadGenerator.resources, "benchmark.resources")
+        if bench.kafkaConfig.bootstrapServer:
+            check_bootstrap_servers(bench.kafkaConfig.bootstrapServer, "benchmark.kafkaConfig.bootstrapServer")
+    with from_file("--execution", opts.get("execution_file"), opts):
+        doc = _execution_doc(registry, bench, opts)
+        execution = parse_execution(doc)
+        validate_execution(execution, bench, registry)
+    refuse_unhonoured(registry, ptype, bench, execution, opts)
+    check_predict(bool(opts.get("predict")), execution.execution.strategy.resolved()[0])
+    params = parse_sets(opts.get("sets") or ())
+    if opts.get("record_template"):
+        check_record_template(str(opts["record_template"]))
+    if opts.get("job"):
+        check_job_script(str(opts["job"]), imports=False)
+        from bench.builtin.job import job_params
+
+        params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
+    elif opts.get("job_args"):
+        raise ConfigError(f"{shlex.join(opts['job_args'])}: arguments after -- are the command line of --job PATH.py")
+    given = {**opts, "spark_conf": parse_spark_conf(opts.get("conf") or ())}
+    if not given.get("bootstrap_servers") and ptype.option("bootstrap_servers") is not None:
+        given["bootstrap_servers"] = bench.kafkaConfig.bootstrapServer
+    declared, complete = declared_params(use_case, registry)
+    validate_params(bench.params, declared, complete, "benchmark.params")
+    validate_object_params(bench, declared, complete)
+    validate_params(execution.params, declared, complete, "execution.params")
+    plain = {k: v for k, v in params.items() if "." not in k}
+    validate_params(plain, declared, complete, "--set")
+    bounds.check_params(declared, {"benchmark.params": bench.params, "execution.params": execution.params,
+                                   "--set": plain})
+    options = {
+        "platform": ptype.name,
+        "sample_interval": execution.execution.sampleInterval,
+        **platform_options(registry, ptype, given),
+    }
+    run_check(ptype.validate, options, use_case)
+    check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
+    # The deployment paths are checked against the objects without them (setting a
+    # path creates it); then every experiment's deployment must build.
+    loads, resources = execution.load.loadValues, execution.resources.resourceValues
+    load, res = loads[0], resources[0]
+    try:
+        validate_deployment_paths(build_objects(registry, bench, execution, plain, load, res),
+                                  params, declared, complete)
+        bounds.check_sets(params)
+        for load, res in itertools.product(loads, resources):
+            objects = build_objects(registry, bench, execution, params, load, res)
+            bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, UserError):
+            raise
+        # a patcher refusing a value: name the value and its type, as the user gave them
+        raise ConfigError(f"load {fmt_value(load)} ({execution.load.loadType}), resources {fmt_value(res)} "
+                          f"({execution.resources.resourceType}): the deployment cannot be patched: {exc}; "
+                          "check the load and resource values (--loads, --resources)") from None
+    return PreparedRun(use_case, bench, execution, params, options, security)
+
+
+def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
+    """Everything is checked here, before any process starts: the run itself
+    (:func:`resolve_run`), then what this machine must offer for it (Java, a writable
+    results folder, a free metrics port, what the platform checks: Java, a kubeconfig).
+    ``--dry-run`` needs none of those."""
+    prepared = resolve_run(registry, opts)
+    install_kafka_security(prepared.kafka_security)  # every client and child; --dry-run renders references to it
+    if opts.get("dry_run"):
+        return prepared
+    options = prepared.platform_options
+    run_check(registry.platforms[options["platform"]].check_host, options, prepared.use_case)
+    results_dir = Path(opts.get("results_dir") or "results")
+    if opts.get("resume"):
+        check_resume(results_dir)
+    # the SUT's task slots run on this machine: a platform that runs Spark here, no cluster given
+    if registry.platforms[options["platform"]].option("spark_master") is not None and not options.get("spark_master"):
+        ex = prepared.execution
+        bounds.check_host_slots(build_objects(registry, prepared.benchmark, ex, prepared.params, ex.load.loadValues[0],
+                                              ex.resources.resourceValues[-1]), "--resources")
+    if opts.get("job"):
+        check_job_script(str(opts["job"]))
+    if options.get("bootstrap_servers"):
+        probe_kafka(str(options["bootstrap_servers"]))
+    check_results_dir(results_dir)
+    if options.get("metrics_port"):
+        check_port_free(int(options["metrics_port"]))
+    return prepared
+
+
+class Progress:
+    """Progress lines on stderr; per-sample ticks overwrite each other on a terminal."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last_tick = 0.0
+        self.open_line = False
+
+    def __call__(self, message: str, transient: bool = False) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        if transient and self.tty:
+            print(f"\r\x1b[2K{stamp} {message}", end="", file=sys.stderr, flush=True)
+            self.open_line = True
+            return
+        if transient and time.monotonic() - self.last_tick < 30:
+            return
+        if transient:
+            self.last_tick = time.monotonic()
+        if self.open_line:
+            print(file=sys.stderr, flush=True)
+            self.open_line = False
+        print(f"{stamp} {message}", file=sys.stderr, flush=True)
+
+
+async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> RunOutcome:
+    factory = registry.platforms[prepared.platform_options["platform"]]
+    platform = factory.create(prepared.platform_options, registry)
+    results_dir = Path(opts.get("results_dir") or "results")
+    config = RunConfig(
+        use_case=prepared.use_case,
+        benchmark=prepared.benchmark,
+        execution=prepared.execution,
+        results_dir=results_dir,
+        params=prepared.params,
+        resume=bool(opts.get("resume")), predict=bool(opts.get("predict")),
+        retries=1 if opts.get("retries") is None else int(opts["retries"]),
+    )
+    progress = Progress()
+    engine = Engine(registry, config, platform, progress)
+    progress(f"exp{engine.store.id}: {prepared.use_case.name}, results in {results_dir}/")
+    outcome = await engine.run()
+    try:
+        from bench.results.plots import make_plots
+
+        for path in make_plots(outcome, prepared.benchmark):
+            progress(f"plot: {path}")
+    except Exception as exc:  # noqa: BLE001 - a plot problem must not lose the run's result
+        progress(f"plots skipped: {type(exc).__name__}: {exc}")
+    return outcome
+
+
+def print_table(outcome: RunOutcome) -> None:
+    print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
+    print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
+    if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
+        print(describe_prediction(outcome.prediction))
+    for r in outcome.errors:  # no verdict: the entries it could change are undecided
+        print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
+    for r in outcome.records:
+        if r.unstable:  # a verdict, but a fragile one (docs/analysis.md)
+            print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
+                  f"{'passed' if r.passed else 'failed'}: {explain(r.slos)}; more repetitions or a longer duration "
+                  "decide it")
+    # experiments shorter than the method's; an SLO judged otherwise than its benchmark states
+    for line in [*tables.length_note(outcome.duration, outcome.warmup), *outcome.slo_notes]:
+        print(line)
+    print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
+
+
+def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> str:
+    """The deployment of the first experiment, patched, as the platform would apply it."""
+    load = prepared.execution.load.loadValues[0]
+    res = prepared.execution.resources.resourceValues[0]
+    objects = build_objects(registry, prepared.benchmark, prepared.execution, prepared.params, load, res)
+    render = registry.platforms[prepared.platform_options["platform"]].render
+    if render is not None:
+        from bench.execution.engine import merged_params
+
+        params = merged_params(prepared.use_case, prepared.benchmark, prepared.execution, objects, prepared.params)
+        spec = ExperimentSpec(
+            experiment_id="dry-run",
+            use_case=prepared.use_case,
+            objects=objects,
+            topics=[TopicSpec(t.name, t.name, t.numPartitions) for t in prepared.benchmark.kafkaConfig.topics],
+            params=params,
+            load=load,
+            resources=res,
+        )
+        objects = render(spec, prepared.platform_options)
+    header = f"# load={fmt_value(load)} resources={fmt_value(res)}\n"
+    header += "".join(f"# {note}\n" for note in pending_notes(prepared.benchmark))
+    return header + yaml.safe_dump_all(objects, sort_keys=False)
+
+
+def validate_file(registry: Registry, path: Path, benchmark_path: Path | None) -> str:
+    """``bench validate``: the file as ``bench run`` would use it (:func:`resolve_run`,
+    same defaults, same checks), without looking at this machine."""
+    doc = load_yaml(path)
+    if kind_of(doc) == "benchmark":
+        bench = parse_benchmark(doc)
+        validate_benchmark(bench, registry)
+        resolve_run(registry, {"plugin": bench.useCase, "benchmark_file": path})
+        return f"{path}: valid benchmark {bench.name!r} (use case {bench.useCase})"
+    body = doc.get("spec", doc) if isinstance(doc, dict) and isinstance(doc.get("spec"), dict) else doc
+    if benchmark_path is not None:
+        bench = parse_benchmark(load_yaml(benchmark_path, "--benchmark"))
+    elif isinstance(body, dict) and isinstance(body.get("benchmark"), str):
+        bench = parse_benchmark(find_use_case(registry, body["benchmark"]).default_benchmark())
+    else:
+        raise ConfigError("execution.benchmark: missing; it names the benchmark (use case) to run")
+    prepared = resolve_run(registry, {"plugin": bench.useCase, "execution_file": path,
+                                      "benchmark_file": benchmark_path})
+    return f"{path}: valid execution {prepared.execution.name!r} of benchmark {prepared.benchmark.name!r}"

@@ -1,0 +1,2 @@
+"""Search strategies over (load, resources): which experiments to run, and the
+prediction that can seed them."""
