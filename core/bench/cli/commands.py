@@ -159,6 +159,13 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 @click.option("--resources", metavar="R1,R2,..", help="Resource values (e.g. Spark instances).")
 @click.option("--load-type", metavar="NAME", help="Load type of the benchmark (default: its first).")
 @click.option("--resource-type", metavar="NAME", help="Resource type of the benchmark (default: its first).")
+@click.option("--load2-type", metavar="NAME",
+              help="A second load dimension (another load type of the benchmark): the demand is measured at every "
+                   "point of --loads x --loads2 (a grid; demand only).")
+@click.option("--loads2", metavar="V1,V2,..", help="Values of the second load dimension (--load2-type).")
+@click.option("--cost", metavar="EXPR",
+              help="With a second dimension: a cost function over L1 and L2 (the two load values), e.g. L1*L2; "
+                   "prints the demand over it and how well the grid collapses onto one curve.")
 @click.option("--duration", type=float, metavar="S", help="Seconds of load per repetition.")
 @click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
 @click.option("--repetitions", type=int, metavar="N", help="Repetitions per experiment.")
@@ -260,14 +267,19 @@ def run(**opts: Any) -> None:
     configure_logging(opts["log_format"], opts["verbose"])
     from bench.cli.launch import prepare_run, run_benchmark
 
-    expected = None
+    expected = expected_grid = None
     if opts.get("expect"):
         from bench.analysis import inputs
         from bench.analysis.compare import read_table
+        from bench.results.grid import grid_file, read_grid
 
         inputs.check_source(opts["expect"])  # before the run: a wrong path or a broken table fails now
-        expected = read_table(opts["expect"])
-        inputs.check_table(opts["expect"], expected)
+        found = grid_file(opts["expect"])
+        if found is not None:  # a grid is expected point by point
+            expected_grid = read_grid(found)
+        else:
+            expected = read_table(opts["expect"])
+            inputs.check_table(opts["expect"], expected)
 
     try:
         registry = _registry()
@@ -277,6 +289,17 @@ def run(**opts: Any) -> None:
 
             click.echo(dry_run(registry, prepared, opts))
             return
+        if opts.get("expect") and (expected_grid is None) == (prepared.execution.load2 is not None):
+            from bench.errors import UserError
+
+            raise UserError(f"--expect {opts['expect']}: a grid run is compared with a grid, a one-dimensional "
+                            "run with a table")
+        if prepared.execution.load2 is not None:  # two load dimensions: a grid (bench.search.grid)
+            from bench.cli.launch import run_grid_benchmark
+
+            with _sigterm_as_ctrl_c():
+                grid_outcome = asyncio.run(run_grid_benchmark(registry, prepared, opts))
+            sys.exit(_grid_done(grid_outcome, opts, expected_grid))
         with _sigterm_as_ctrl_c():
             outcome = asyncio.run(run_benchmark(registry, prepared, opts))
     except KeyboardInterrupt:
@@ -297,6 +320,24 @@ def run(**opts: Any) -> None:
         code = 1
     if code:
         sys.exit(code)
+
+
+def _grid_done(outcome: Any, opts: dict[str, Any], expected: Any) -> int:
+    """Print a grid run's result; its exit code as ``bench run`` documents them."""
+    from bench.analysis.grid_report import collapse, expect_grid, format_collapse, format_grid
+
+    click.echo(format_grid(outcome.grid, outcome.exp_id))
+    if opts.get("cost"):
+        click.echo(format_collapse(collapse(outcome.grid, str(opts["cost"]))))
+    click.echo("results: " + ", ".join(str(p) for p in outcome.files[:2]) + " (and a table per slice)")
+    code = 0
+    if expected is not None:
+        code, text = expect_grid(expected, outcome.grid, opts["expect"])
+        click.echo(text)
+    if outcome.errors:
+        click.echo(f"bench: {len(outcome.errors)} experiment(s) ended in error", err=True)
+        code = code or 1
+    return code
 
 
 @cli.command()

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -241,8 +242,19 @@ class Execution(_Model):
     name: str = "execution"
     benchmark: str
     load: LoadDef
+    #: a second load dimension (bench.search.grid): the demand is measured at every
+    #: (load, load2) point; ``loads2`` is accepted as its name too
+    load2: LoadDef | None = Field(default=None, validation_alias=AliasChoices("load2", "loads2"))
     resources: ResourceDef
     slos: list[SloOverride] = Field(default_factory=list)
     execution: ExecutionParams = Field(default_factory=ExecutionParams)
     configOverrides: list[ConfigOverride] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        """Without ``load2`` when there is none: a one-dimensional execution's stored
+        configuration stays what it was (``--resume`` compares it field by field)."""
+        data = super().model_dump(**kwargs)
+        if self.load2 is None:
+            data.pop("load2", None)
+        return data

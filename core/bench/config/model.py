@@ -209,6 +209,8 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
     load_types = {t.typeName for t in bench.loadTypes}
     if execution.load.loadType not in load_types:
         raise _one_of("execution.load.loadType", execution.load.loadType, load_types)
+    if execution.load2 is not None:
+        _check_load2(execution, load_types)
     resource_types = {t.typeName for t in bench.resourceTypes}
     if execution.resources.resourceType not in resource_types:
         raise _one_of("execution.resources.resourceType", execution.resources.resourceType, resource_types)
@@ -240,6 +242,29 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             )
     from bench.config.bounds import check_execution  # sane bounds of every number (docs/bounds.md)
     check_execution(execution, bench, registry)
+
+
+def _check_load2(execution: Execution, load_types: set[str]) -> None:
+    """A second load dimension (:mod:`bench.search.grid`): another load type of the
+    benchmark, and the demand metric (capacity has no one greatest load on a grid)."""
+    assert execution.load2 is not None
+    if execution.load2.loadType not in load_types:
+        raise _one_of("execution.load2.loadType", execution.load2.loadType, load_types)
+    if execution.load2.loadType == execution.load.loadType:
+        raise ConfigError(f"execution.load2.loadType: {execution.load2.loadType!r} is the first dimension's load "
+                          "type; a second dimension needs another one")
+    if execution.execution.metric != "demand":
+        raise ConfigError("execution.execution.metric: a second load dimension (load2) is measured as demand "
+                          "only; capacity has no one greatest load per resource amount on a grid")
+
+
+def load2_intensity_order(bench: Benchmark, execution: Execution) -> list[float]:
+    """The second dimension's values from least to most load (see :func:`load_intensity_order`)."""
+    if execution.load2 is None:
+        return []
+    values = list(execution.load2.loadValues)
+    load_type = next((t for t in bench.loadTypes if t.typeName == execution.load2.loadType), None)
+    return values[::-1] if load_type is not None and load_type.direction == "decreasing" else values
 
 
 def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
