@@ -162,3 +162,33 @@ def test_what_a_grid_cannot_do_is_refused(registry) -> None:  # type: ignore[no-
         check_grid_options(_execution(), predict=True, resume=False, strategy="bracket")
     with pytest.raises(ConfigError, match="strategy"):
         check_grid_options(_execution(), predict=False, resume=False, strategy="linear")
+
+
+async def test_analyze_compare_and_report_read_grids(registry, tmp_path: Path) -> None:
+    from bench.cli.commands import cli
+    from click.testing import CliRunner
+
+    await _grid_run(registry, tmp_path / "a")
+    await _grid_run(registry, tmp_path / "b")
+    runner = CliRunner()
+    same = runner.invoke(cli, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert same.exit_code == 0 and "MessagePeriod=500" in same.output and "no regression" in same.output, same.output
+    # a grid whose heaviest point needs more: a regression at that point
+    worse = tmp_path / "b" / "exp0_grid.json"
+    doc = json.loads(worse.read_text())
+    for point in doc["points"]:
+        if (point["load"], point["load2"]) == (1000, 500):
+            point["resources"], point["note"] = 4, ""
+    worse.write_text(json.dumps(doc))
+    regressed = runner.invoke(cli, ["compare", str(tmp_path / "a"), str(worse)])
+    assert regressed.exit_code == 3 and "REGRESSION" in regressed.output, regressed.output
+    one_dim = runner.invoke(cli, ["compare", str(tmp_path / "a"), str(tmp_path / "a" / "exp1_demand.csv")])
+    assert one_dim.exit_code == 2 and "not a grid" in one_dim.output, one_dim.output
+    analysed = runner.invoke(cli, ["analyze", str(tmp_path / "a")])
+    assert analysed.exit_code == 0, analysed.output
+    assert "NumSensors \\ MessagePeriod" in analysed.output and analysed.output.count("written:") == 2
+    out = tmp_path / "report.html"
+    reported = runner.invoke(cli, ["report", str(tmp_path / "a"), "-o", str(out)])
+    assert reported.exit_code == 0, reported.output
+    html = out.read_text()
+    assert "grid exp0: NumSensors x MessagePeriod" in html and html.count("<rect") > 8

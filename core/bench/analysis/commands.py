@@ -49,6 +49,15 @@ def analyze(results: str, exp_id: int | None, threshold: float | None, threshold
 
     inputs.check_options(threshold, threshold_rel_to_load, warmup, confidence, threshold_rel_to_rate)
     inputs.check_source(results)
+    if exp_id is None:  # a grid: the grid, then each slice analysed as the run it is
+        from bench.analysis.grid_report import analyze_grid
+
+        if (grid := analyze_grid(results)) is not None:
+            click.echo(grid[0])
+            for slice_id in grid[1]:
+                analyze.callback(results, slice_id, threshold, threshold_rel_to_rate,  # type: ignore[misc]
+                                 threshold_rel_to_load, warmup, metric, confidence, output)
+            return
     run = open_run(results, exp_id)
     inputs.check_run(run)
     inputs.check_warmup(run, warmup)
@@ -72,7 +81,13 @@ def compare(old: str, new: str) -> None:
     """
     from bench.analysis import inputs
     from bench.analysis.compare import compare_tables, format_comparison, read_table
+    from bench.analysis.grid_report import compare_sources
 
+    if (grids := compare_sources(old, new)) is not None:  # two grids: point by point
+        click.echo(grids[1])
+        if grids[0]:
+            sys.exit(grids[0])
+        return
     tables = []
     for source in (old, new):
         inputs.check_source(source)
@@ -99,6 +114,7 @@ def report(results: tuple[str, ...], output: str, confidence: float) -> None:
     generator accuracy, other SLIs, each run's environment, scaling efficiency and cost.
     """
     from bench.analysis import inputs
+    from bench.analysis.grid_report import grids_in
     from bench.analysis.report import build_report
     from bench.analysis.runs import open_run
     from bench.results.store import atomic_write
@@ -106,10 +122,11 @@ def report(results: tuple[str, ...], output: str, confidence: float) -> None:
     inputs.check_options(None, None, None, confidence)
     for source in results:
         inputs.check_source(source)
-    runs = [open_run(r) for r in results]
+    sources, grids = grids_in(list(results))  # a grid: its slices' runs, and its heat map
+    runs = [open_run(r) for r in sources]
     for run in runs:
         inputs.check_run(run)
-    html = build_report(runs, confidence=confidence)
+    html = build_report(runs, confidence=confidence, grids=grids)
     atomic_write(Path(output), html)
     click.echo(f"report: {output}")
 

@@ -22,7 +22,7 @@ from html import escape
 from bench.analysis.compare import EXIT_REGRESSION, TableFile, compare_tables, format_comparison
 from bench.analysis.svg import PALETTE, Chart, Line
 from bench.errors import UserError
-from bench.results.grid import GridTable, Point
+from bench.results.grid import GridTable, Point, grid_file, grid_id, read_grid
 from bench.results.store import fmt_value
 from bench.slo_math import evaluate_expression
 
@@ -274,3 +274,39 @@ def compare_grids(old: GridTable, new: GridTable, old_name: str, new_name: str) 
 def expect_grid(expected: GridTable, grid: GridTable, name: str) -> tuple[int, str]:
     """``bench run --expect OLD`` for a grid run: OLD must be a grid too."""
     return compare_grids(expected, grid, name, "this run")
+
+
+def compare_sources(old: str, new: str) -> tuple[int, str] | None:
+    """``bench compare`` of two grids (folders whose newest run is a grid, FOLDER:ID, or
+    ``exp<id>_grid.json``); None when neither is a grid (the tables' comparison applies)."""
+    a, b = grid_file(old), grid_file(new)
+    if a is None and b is None:
+        return None
+    if a is None or b is None:
+        raise UserError(f"{old if a is None else new}: not a grid; a grid is compared with a grid")
+    return compare_grids(read_grid(a), read_grid(b), old, new)
+
+
+def analyze_grid(source: str) -> tuple[str, list[int]] | None:
+    """``bench analyze`` of a grid: the stored grid as text and its slices' ids (each is
+    analysed as the run it is); None when ``source`` holds no grid."""
+    found = grid_file(source)
+    if found is None:
+        return None
+    grid = read_grid(found)
+    return format_grid(grid, grid_id(found)), [i for _, i in sorted(grid.slices.items())]
+
+
+def grids_in(sources: list[str]) -> tuple[list[str], list[tuple[int, GridTable]]]:
+    """``bench report``'s sources with every grid replaced by its slices' runs, and the grids."""
+    runs: list[str] = []
+    grids: list[tuple[int, GridTable]] = []
+    for source in sources:
+        found = grid_file(source)
+        if found is None:
+            runs.append(source)
+            continue
+        grid = read_grid(found)
+        grids.append((grid_id(found), grid))
+        runs.extend(f"{found.parent}:{i}" for _, i in sorted(grid.slices.items()))
+    return runs, grids

@@ -289,17 +289,15 @@ def run(**opts: Any) -> None:
 
             click.echo(dry_run(registry, prepared, opts))
             return
-        if opts.get("expect") and (expected_grid is None) == (prepared.execution.load2 is not None):
-            from bench.errors import UserError
+        from bench.cli.grid import check_expected, grid_done, is_grid, run_grid_benchmark
 
-            raise UserError(f"--expect {opts['expect']}: a grid run is compared with a grid, a one-dimensional "
-                            "run with a table")
-        if prepared.execution.load2 is not None:  # two load dimensions: a grid (bench.search.grid)
-            from bench.cli.launch import run_grid_benchmark
-
+        check_expected(prepared, opts, expected_grid)
+        if is_grid(prepared):  # two load dimensions: a grid (bench.search.grid)
             with _sigterm_as_ctrl_c():
-                grid_outcome = asyncio.run(run_grid_benchmark(registry, prepared, opts))
-            sys.exit(_grid_done(grid_outcome, opts, expected_grid))
+                from bench.cli.launch import Progress
+
+                grid_outcome = asyncio.run(run_grid_benchmark(registry, prepared, opts, Progress()))
+            sys.exit(grid_done(grid_outcome, opts, expected_grid))
         with _sigterm_as_ctrl_c():
             outcome = asyncio.run(run_benchmark(registry, prepared, opts))
     except KeyboardInterrupt:
@@ -320,24 +318,6 @@ def run(**opts: Any) -> None:
         code = 1
     if code:
         sys.exit(code)
-
-
-def _grid_done(outcome: Any, opts: dict[str, Any], expected: Any) -> int:
-    """Print a grid run's result; its exit code as ``bench run`` documents them."""
-    from bench.analysis.grid_report import collapse, expect_grid, format_collapse, format_grid
-
-    click.echo(format_grid(outcome.grid, outcome.exp_id))
-    if opts.get("cost"):
-        click.echo(format_collapse(collapse(outcome.grid, str(opts["cost"]))))
-    click.echo("results: " + ", ".join(str(p) for p in outcome.files[:2]) + " (and a table per slice)")
-    code = 0
-    if expected is not None:
-        code, text = expect_grid(expected, outcome.grid, opts["expect"])
-        click.echo(text)
-    if outcome.errors:
-        click.echo(f"bench: {len(outcome.errors)} experiment(s) ended in error", err=True)
-        code = code or 1
-    return code
 
 
 @cli.command()

@@ -148,7 +148,9 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
         doc["load"]["loadType"] = opts["load_type"]
     if opts.get("resource_type"):
         doc["resources"]["resourceType"] = opts["resource_type"]
-    _second_dimension(doc, opts)
+    from bench.cli.grid import second_dimension  # --load2-type, --loads2 (bench.search.grid)
+
+    second_dimension(doc, opts)
     for opt in "duration warmup repetitions metric early_stop sample_interval early_sample_interval".split():
         if opts.get(opt) is not None:  # execution.<the option in camelCase>
             ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
@@ -175,49 +177,6 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
             overrides.append({"name": slo.name, "properties": props})
         doc["slos"] = overrides
     return doc
-
-
-def _second_dimension(doc: dict[str, Any], opts: dict[str, Any]) -> None:
-    """``--load2-type`` and ``--loads2`` (bench.search.grid) over the execution file's ``load2``."""
-    values = split_floats("loads2", opts.get("loads2"))
-    if values is None and not opts.get("load2_type"):
-        return
-    load2 = dict(doc.get("load2") or doc.pop("loads2", None) or {})
-    if opts.get("load2_type"):
-        load2["loadType"] = opts["load2_type"]
-    if values is not None:
-        load2["loadValues"] = values
-    if "loadType" not in load2:
-        raise ConfigError("--loads2: needs --load2-type NAME (the second dimension's load type)")
-    if "loadValues" not in load2:
-        raise ConfigError("--load2-type: needs --loads2 V1,V2,.. (the second dimension's values)")
-    doc["load2"] = load2
-
-
-def _check_grid(registry: Registry, bench: Benchmark, execution: Any, params: dict[str, Any],
-                opts: dict[str, Any]) -> None:
-    """A grid run's own checks: the options it cannot take, the cost function, and that
-    every second-dimension value patches the deployment."""
-    from bench.analysis.grid_report import check_cost
-    from bench.execution.grid_run import check_grid_options, slice_execution
-
-    if execution.load2 is None:
-        if opts.get("cost"):
-            raise ConfigError("--cost: needs a second load dimension (--load2-type, --loads2) to map onto one axis")
-        return
-    check_grid_options(execution, bool(opts.get("predict")), bool(opts.get("resume")),
-                       execution.execution.strategy.resolved()[0])
-    if opts.get("cost"):
-        check_cost(str(opts["cost"]))
-    for value in execution.load2.loadValues:
-        try:
-            build_objects(registry, bench, slice_execution(bench, execution, value), params,
-                          execution.load.loadValues[0], execution.resources.resourceValues[0])
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            if isinstance(exc, UserError):
-                raise
-            raise ConfigError(f"load2 {fmt_value(value)} ({execution.load2.loadType}): the deployment cannot be "
-                              f"patched: {exc}; check --loads2") from None
 
 
 def chosen_use_case(registry: Registry, opts: dict[str, Any]) -> UseCase:
@@ -308,7 +267,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"load {fmt_value(load)} ({execution.load.loadType}), resources {fmt_value(res)} "
                           f"({execution.resources.resourceType}): the deployment cannot be patched: {exc}; "
                           "check the load and resource values (--loads, --resources)") from None
-    _check_grid(registry, bench, execution, params, opts)
+    from bench.cli.grid import check_grid  # a second load dimension's own checks
+
+    check_grid(registry, bench, execution, params, opts)
     return PreparedRun(use_case, bench, execution, params, options, security)
 
 
@@ -390,22 +351,6 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
     except Exception as exc:  # noqa: BLE001 - a plot problem must not lose the run's result
         progress(f"plots skipped: {type(exc).__name__}: {exc}")
     return outcome
-
-
-async def run_grid_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> Any:
-    """A run over two load dimensions (:mod:`bench.execution.grid_run`)."""
-    from bench.execution.grid_run import GridEngine
-
-    platform = registry.platforms[prepared.platform_options["platform"]].create(prepared.platform_options, registry)
-    results_dir = Path(opts.get("results_dir") or "results")
-    config = RunConfig(use_case=prepared.use_case, benchmark=prepared.benchmark, execution=prepared.execution,
-                       results_dir=results_dir, params=prepared.params,
-                       retries=1 if opts.get("retries") is None else int(opts["retries"]))
-    progress = Progress()
-    engine = GridEngine(registry, config, platform, progress)
-    progress(f"exp{engine.store.id}: {prepared.use_case.name}, a grid of {len(engine.slices)} slice(s) "
-             f"(exp{', exp'.join(str(r.store.id) for r in engine.slices.values())}), results in {results_dir}/")
-    return await engine.run()
 
 
 def print_table(outcome: RunOutcome) -> None:

@@ -143,8 +143,10 @@ def grid_file(source: str | Path) -> Path | None:
     path = Path(source)
     if path.is_file():
         return path if path.name.endswith("_grid.json") else None
-    if not path.is_dir():
-        return None
+    if not path.is_dir():  # FOLDER:ID names one run of a folder
+        head, _, tail = str(source).rpartition(":")
+        named = Path(head) / GRID_JSON.format(id=tail)
+        return named if tail.isdigit() and named.is_file() else None
     found = sorted(path.glob("exp*_grid.json"), key=lambda p: _id_of(p.name))
     if not found:
         return None
@@ -156,6 +158,11 @@ def grid_file(source: str | Path) -> Path | None:
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         slices = []
     return newest if last <= max([_id_of(newest.name), *slices]) else None
+
+
+def grid_id(path: Path) -> int:
+    """The grid's own exp id, from its file name."""
+    return _id_of(path.name)
 
 
 def _id_of(name: str) -> int:
