@@ -89,7 +89,7 @@ async def run_grid_benchmark(registry: Registry, prepared: Any, opts: dict[str, 
                        retries=1 if opts.get("retries") is None else int(opts["retries"]))
     engine = GridEngine(registry, config, platform, progress)
     progress(f"exp{engine.store.id}: {prepared.use_case.name}, a grid of {len(engine.slices)} slice(s) "
-             f"(exp{', exp'.join(str(r.store.id) for r in engine.slices.values())}), results in {results_dir}/")
+             f"(exp{', exp'.join(str(r.store.id) for r in engine.slices.values())}), results in {results_dir}/", False)
     return await engine.run()
 
 
