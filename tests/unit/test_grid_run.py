@@ -192,3 +192,37 @@ async def test_analyze_compare_and_report_read_grids(registry, tmp_path: Path) -
     assert reported.exit_code == 0, reported.output
     html = out.read_text()
     assert "grid exp0: NumSensors x MessagePeriod" in html and html.count("<rect") > 8
+
+
+def test_run_expect_compares_a_grid_run_with_a_grid(registry, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    import bench.cli.grid
+    import bench.cli.launch
+    from bench.cli.commands import cli
+    from bench.execution.grid_run import GridOutcome
+    from click.testing import CliRunner
+
+    first, _ = asyncio.run(_grid_run(registry, tmp_path / "old"))
+    better = GridTable(**{**first.grid.__dict__, "demand": dict(first.grid.demand)})
+    worse = GridTable(**{**first.grid.__dict__, "demand": {k: (v or 0) + 1 for k, v in first.grid.demand.items()},
+                         "notes": {}})
+
+    class Prepared:
+        execution = _execution()
+
+    monkeypatch.setattr(bench.cli.launch, "prepare_run", lambda registry, opts: Prepared())
+    for grid, code in ((better, 0), (worse, 3)):
+        async def run_grid(registry: object, prepared: object, opts: object, progress: object,
+                           grid: GridTable = grid) -> GridOutcome:
+            return GridOutcome(9, grid, [], tmp_path, [tmp_path / "exp9_grid.json"])
+
+        monkeypatch.setattr(bench.cli.grid, "run_grid_benchmark", run_grid)
+        result = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--expect", str(tmp_path / "old"),
+                                          "--cost", "L1*1000/L2"])
+        assert result.exit_code == code, result.output
+        assert "demand (exp9, grid)" in result.output and "Spearman" in result.output
+    table = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--expect",
+                                     str(tmp_path / "old" / "exp1_demand.csv")])
+    assert table.exit_code == 2 and "a grid run is compared with a grid" in table.output, table.output
