@@ -34,6 +34,7 @@ from bench.cli.checks import (
     check_record_template,
     check_results_dir,
     check_resume,
+    check_threshold_expressions,
     check_trigger,
     from_file,
     parse_spark_conf,
@@ -49,6 +50,7 @@ from bench.config.model import (
     ConfigError,
     Execution,
     declared_params,
+    effective_slos,
     kind_of,
     parse_benchmark,
     parse_execution,
@@ -217,6 +219,8 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
+    check_threshold_expressions(effective_slos(bench, execution), execution.load.loadValues,
+                                execution.resources.resourceValues)
     check_predict(bool(opts.get("predict")), execution.execution.strategy.resolved()[0])
     params = parse_sets(opts.get("sets") or ())
     if opts.get("record_template"):
