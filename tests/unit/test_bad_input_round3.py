@@ -5,9 +5,7 @@ value and where it came from, with no traceback, and nothing is started or reser
 
 from __future__ import annotations
 
-import asyncio
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,3 +81,62 @@ def test_threshold_expressions(registry: Registry, tmp_path: Path, expression: s
     line = refused(tmp_path, "--plugin", "calibrated", "--benchmark", bench, "--loads", "500,1000,2000",
                    "--resources", "1,2")
     assert "thresholdFromExpression" in line and message in line, line
+
+
+# ------------------------------------------------------------------ files: names, types, places
+
+def _benchmark_cases(registry: Registry) -> list[tuple[dict[str, Any], str]]:
+    base = calibrated(registry)
+    twice = calibrated(registry)
+    twice["loadTypes"] = twice["loadTypes"] * 2
+    misnamed = calibrated(registry)
+    misnamed["loadTyps"] = misnamed.pop("loadTypes")
+    patcher = calibrated(registry)
+    patcher["resourceTypes"][0]["patchers"][0]["properties"] = {"factr": 4}
+    slash = calibrated(registry)
+    slash["slos"][0]["name"] = "lag/trend"
+    dots = calibrated(registry)
+    dots["slos"][0]["name"] = ".."
+    dropped = calibrated(registry)
+    dropped["slos"].append({"name": "dropped", "sloType": "dropped records", "properties": {"threshold": -1}})
+    warm = calibrated(registry)
+    warm["slos"][0]["properties"]["warmup"] = 600
+    typed = calibrated(registry)
+    typed["loadTypes"][0]["patchers"] = "GeneratorLoadPatcher"
+    del base
+    return [
+        (twice, "'NumSensors' is given twice"),
+        (misnamed, "did you mean 'loadTypes'"),
+        (patcher, "factr"),
+        (slash, "'lag/trend'"),
+        (dots, "'..'"),
+        (dropped, "threshold"),
+        (warm, "warmup"),
+        (typed, "patchers"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_benchmark_files(registry: Registry, tmp_path: Path, case: int) -> None:
+    doc, message = _benchmark_cases(registry)[case]
+    path = write(tmp_path, "b.yaml", doc)
+    line = refused(tmp_path, "--plugin", "calibrated", "--benchmark", path, "--duration", "60")
+    assert message in line, line
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"execution": {"strategy": 5}}, "strategy"),
+    ({"execution": {"duraton": 60}}, "did you mean 'duration'"),
+    ({"executon": {"duration": 60}}, "did you mean 'execution'"),
+    ({"load": {"loadValue": [100]}}, "did you mean 'loadValues'"),
+    ({"execution": {"duration": 60, "warmup": 20},
+      "slos": [{"name": "lag-trend", "properties": {"warmup": 90}}]}, "warmup"),
+    ({"execution": {"repetitions": "three"}}, "repetitions"),
+    ({"execution": {"duration": True}}, "duration"),
+    ({"load": {"loadValues": "100,200"}}, "loadValues"),
+    ({"slos": [{"name": "lag-trend", "properties": {"threshold": "-1"}}]}, "threshold"),
+])
+def test_execution_files(registry: Registry, tmp_path: Path, doc: dict[str, Any], message: str) -> None:
+    path = write(tmp_path, "e.yaml", {"benchmark": "calibrated", **doc})
+    line = refused(tmp_path, "--plugin", "calibrated", "--execution", path)
+    assert message in line, line

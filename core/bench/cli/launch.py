@@ -153,6 +153,9 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
     for opt in "duration warmup repetitions metric early_stop sample_interval early_sample_interval".split():
         if opts.get(opt) is not None:  # execution.<the option in camelCase>
             ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
+    if not isinstance(ex.get("strategy") or {}, dict):  # the model would say so, after dict() failed here
+        raise ConfigError(f"execution.execution.strategy: expected a mapping (name: linear, restrictions: "
+                          f"[LowerBound]), got {ex['strategy']!r:.40}")
     strategy = dict(ex.get("strategy") or {})
     if opts.get("search"):
         strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
