@@ -5,7 +5,9 @@ value and where it came from, with no traceback, and nothing is started or reser
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from bench.cli.commands import cli
-from bench.plugins import Registry
+from bench.plugins import Registry, load_plugins
 from click.testing import CliRunner
 
 from .fakes import nothing_starts
@@ -140,3 +142,128 @@ def test_execution_files(registry: Registry, tmp_path: Path, doc: dict[str, Any]
     path = write(tmp_path, "e.yaml", {"benchmark": "calibrated", **doc})
     line = refused(tmp_path, "--plugin", "calibrated", "--execution", path)
     assert message in line, line
+
+
+# ------------------------------------------------------------------ outputs and stored runs
+
+def _stored_run(directory: Path, load_type: str = "NumSensors", use_case: str = "fake") -> Path:
+    """A complete run as the engine writes it, on the fake platform in simulated time."""
+    from bench.config.model import parse_benchmark, parse_execution
+    from bench.execution.engine import Engine, RunConfig
+
+    from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
+    from .test_engine import SimClock
+
+    registry = load_plugins()
+    registry.use_cases["fake"] = FAKE_USE_CASE
+    doc = fake_benchmark()
+    doc["useCase"] = use_case
+    doc["loadTypes"][0]["typeName"] = load_type
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": load_type, "loadValues": [1500, 2500]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1, 2, 3]},
+        "execution": {"duration": 60, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0, "sampleInterval": 5,
+                      "strategy": {"name": "linear"}}})
+    config = RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(doc), execution=execution,
+                       results_dir=directory)
+    clock = SimClock()
+    platform = FakePlatform()
+    platform.now = clock
+    asyncio.run(Engine(registry, config, platform, clock=clock, sleep=clock.sleep).run())
+    return directory
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _stored_run(tmp_path_factory.mktemp("stored") / "run")
+
+
+@pytest.fixture
+def run_dir(stored: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(stored, tmp_path / "run"))
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize(("command", "output", "message"), [
+    ("analyze", "RUN/exp0-result.json", "is a file of the run"),
+    ("analyze", "RUN/exp0-result.csv", "would replace a file of the run"),
+    ("analyze", "t.json", "give "),
+    ("analyze", "RUN", "is a directory"),
+    ("report", "RUN", "is a directory"),
+    ("report", "RUN/exp0-result.json", "would replace a file of the run"),
+    ("report", "RUN/exp0_demand.csv", "would replace a file of the run"),
+    ("report", "NOFILE/x/r.html", "cannot write there"),
+    ("report", "RUN/exp0-result.json/r.html", "cannot write there"),
+    ("report", "new\nline/x/r.html", "\\n"),
+])
+def test_outputs_never_destroy_a_run(run_dir: Path, tmp_path: Path, command: str, output: str,
+                                     message: str) -> None:
+    (tmp_path / "NOFILE").write_text("a file where a folder would be")
+    (tmp_path / "new\nline").write_text("a file")
+    before = snapshot(run_dir)
+    target = output.replace("RUN", str(run_dir))
+    target = target if target.startswith("/") else str(tmp_path / target)
+    line = refused(tmp_path, str(run_dir), "-o", target, command=command)
+    assert message.replace("is a file of the run", "would replace a file of the run") in line, line
+    assert snapshot(run_dir) == before
+
+
+def test_analyze_to_a_new_file_keeps_the_run(run_dir: Path, tmp_path: Path) -> None:
+    before = snapshot(run_dir)
+    result = CliRunner().invoke(cli, ["analyze", str(run_dir), "-o", str(tmp_path / "t.csv")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "t.csv").read_text().startswith("load,") and json.loads((tmp_path / "t.json").read_text())
+    assert snapshot(run_dir) == before
+
+
+def _edit_result(run_dir: Path, edit: Any) -> None:
+    path = run_dir / "exp0-result.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+
+
+def _rename_key(doc: dict[str, Any]) -> None:
+    doc["table"] = [{("load" if k == "key" else k): v for k, v in row.items()} for row in doc["table"]]
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda d: d["experiments"][0].update(passed="false"), "experiments.0.passed"),
+    (_rename_key, "table.0.key"),
+    (lambda d: d["experiments"][0]["generators"][0].update(target_rate="fast"), "target_rate"),
+    (lambda d: d["experiments"][0]["generators"][0].update(achieved_rate="1.5k"), "achieved_rate"),
+    (lambda d: d.update(complete="yes"), "complete"),
+    (lambda d: d.update(experiments={"a": 1}), "experiments"),
+    (lambda d: d["experiments"][0].update(load="1500"), "experiments.0.load"),
+])
+@pytest.mark.parametrize("command", ["analyze", "report", "compare", "expect"])
+def test_hand_edited_results(run_dir: Path, stored: Path, tmp_path: Path, edit: Any, field: str,
+                             command: str, registry: Registry) -> None:
+    _edit_result(run_dir, edit)
+    args = {"analyze": ["analyze", str(run_dir), "-o", str(tmp_path / "a.csv")],
+            "report": ["report", str(run_dir), "-o", str(tmp_path / "r.html")],
+            "compare": ["compare", str(stored), str(run_dir)],
+            "expect": ["run", "--plugin", "calibrated", "--expect", str(run_dir), "--dry-run"]}[command]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, (result.output, result.exception)
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and str(run_dir / "exp0-result.json") in lines[0] and field in lines[0], result.output
+
+
+def test_compare_and_report_of_other_axes(stored: Path, tmp_path: Path) -> None:
+    other = _stored_run(tmp_path / "other", load_type="MessagePeriod")
+    line = refused(tmp_path, str(stored), str(other), command="compare")
+    assert "different load or resource types" in line and "MessagePeriod" in line
+    line = refused(tmp_path, str(stored), str(other), "-o", str(tmp_path / "r.html"), command="report")
+    assert "on one axis" in line
+    case = _stored_run(tmp_path / "case", use_case="uc9")
+    assert "different use cases" in refused(tmp_path, str(stored), str(case), command="compare")
+
+
+def test_expect_of_the_other_metric_is_found_before_the_run(registry: Registry, stored: Path,
+                                                            tmp_path: Path) -> None:
+    line = refused(tmp_path, "--plugin", "calibrated", "--metric", "capacity", "--expect", str(stored))
+    assert "holds a demand table" in line

@@ -348,6 +348,14 @@ def check_threshold_expressions(slos: Iterable[Any], loads: Iterable[float], res
             raise ConfigError(f"slo {slo.name!r}: {exc}") from None
 
 
+def check_expect(source: str, expected_metric: str, metric: str) -> None:
+    """``--expect OLD`` holds a table of the metric the run will find: a demand table
+    compared with a capacity one is found now, not after the whole run."""
+    if expected_metric != metric:
+        raise ConfigError(f"--expect {source}: holds a {expected_metric} table, and this run finds the {metric}; "
+                          f"give a {metric} run (or --metric {expected_metric})")
+
+
 def use_case_named_by_files(opts: Mapping[str, Any]) -> str | None:
     """The use case an Execution file's ``benchmark`` (or a Benchmark file's ``useCase``)
     names, so ``bench run --execution e.yaml`` runs what the file says, as the reference's

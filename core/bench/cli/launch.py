@@ -25,6 +25,7 @@ from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.cli.checks import (
     check_bootstrap_servers,
+    check_expect,
     check_job_script,
     check_no_lower_bound,
     check_object_names,
@@ -280,6 +281,8 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     results folder, a free metrics port, what the platform checks: Java, a kubeconfig).
     ``--dry-run`` needs none of those."""
     prepared = resolve_run(registry, opts)
+    if opts.get("expected_metric"):  # --expect OLD: its table is of the metric this run finds
+        check_expect(str(opts["expect"]), opts["expected_metric"], prepared.execution.execution.metric)
     install_kafka_security(prepared.kafka_security)  # every client and child; --dry-run renders references to it
     if opts.get("dry_run"):
         return prepared
