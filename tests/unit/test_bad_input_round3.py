@@ -267,3 +267,31 @@ def test_expect_of_the_other_metric_is_found_before_the_run(registry: Registry, 
                                                             tmp_path: Path) -> None:
     line = refused(tmp_path, "--plugin", "calibrated", "--metric", "capacity", "--expect", str(stored))
     assert "holds a demand table" in line
+
+
+# ------------------------------------------------------------------ options that exclude each other
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--plugin", "calibrated", "--brokers", "3", "--bootstrap-servers", "localhost:9092"], "--brokers"),
+    (["--plugin", "calibrated", "--broker", "tansu", "--bootstrap-servers", "localhost:9092"], "--broker"),
+    (["--plugin", "calibrated", "--set", "sut.replicas=2", "--resources", "1,2"], "sut.replicas"),
+    (["--plugin", "calibrated", "--conf", "spark.sql.shuffle.partitions=4"], "--conf"),
+    (["--plugin", "uc1", "--spark-master", "spark://h:7077", "--spark-mode", "standalone"], "--spark-mode"),
+])
+def test_contradictory_options(registry: Registry, tmp_path: Path, args: list[str], message: str) -> None:
+    assert message in refused(tmp_path, *args)
+
+
+# ------------------------------------------------------------------ environment variables
+
+@pytest.mark.parametrize(("env", "args", "message"), [
+    ({"BENCH_K8S_NAMESPACE": "Bad_NS"}, ["--platform", "kubernetes", "--dry-run"], "BENCH_K8S_NAMESPACE"),
+    ({"BENCH_K8S_SUT_METRICS_PORT": "http"}, ["--platform", "kubernetes", "--dry-run"], "BENCH_K8S_SUT_METRICS_PORT"),
+    ({"BENCH_K8S_SUT_MODE": "standalon"}, ["--platform", "kubernetes", "--dry-run"], "did you mean 'standalone'"),
+    ({"BENCH_K8S_CONNECTOR": "nativ"}, ["--platform", "kubernetes", "--dry-run"], "BENCH_K8S_CONNECTOR"),
+    ({"BENCH_K8S_EXECUTOR_CORES": "-2"}, ["--platform", "kubernetes", "--dry-run"], "BENCH_K8S_EXECUTOR_CORES"),
+    ({"BENCH_KAFKA_HEAP": "lots"}, [], "BENCH_KAFKA_HEAP"),
+])
+def test_environment_variables(registry: Registry, tmp_path: Path, env: dict[str, str], args: list[str],
+                               message: str) -> None:
+    assert message in refused(tmp_path, "--plugin", "calibrated", *args, env=env)

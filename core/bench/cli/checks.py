@@ -330,32 +330,6 @@ def from_file(flag: str, path: str | None, opts: Mapping[str, Any] | None = None
         raise ConfigError(f"{flag} {path}: {message}") from None
 
 
-def check_threshold_expressions(slos: Iterable[Any], loads: Iterable[float], resources: Iterable[float]) -> None:
-    """Every SLO whose threshold is an expression, evaluated at every (load, resources)
-    pair of the execution: an expression that divides by zero, overflows or turns
-    negative at one of them is refused now, with that point, rather than found by the
-    experiment there after the lighter ones ran."""
-    from bench import slo_math
-
-    loads, resources = list(loads), list(resources)
-    for slo in slos:
-        props = slo.properties
-        if slo_math.reference_threshold_key(props, slo_math.THRESHOLD_FORMS) != "thresholdFromExpression":
-            continue
-        try:
-            slo_math.check_expression(str(props["thresholdFromExpression"]), loads, resources)
-        except ValueError as exc:
-            raise ConfigError(f"slo {slo.name!r}: {exc}") from None
-
-
-def check_expect(source: str, expected_metric: str, metric: str) -> None:
-    """``--expect OLD`` holds a table of the metric the run will find: a demand table
-    compared with a capacity one is found now, not after the whole run."""
-    if expected_metric != metric:
-        raise ConfigError(f"--expect {source}: holds a {expected_metric} table, and this run finds the {metric}; "
-                          f"give a {metric} run (or --metric {expected_metric})")
-
-
 def use_case_named_by_files(opts: Mapping[str, Any]) -> str | None:
     """The use case an Execution file's ``benchmark`` (or a Benchmark file's ``useCase``)
     names, so ``bench run --execution e.yaml`` runs what the file says, as the reference's

@@ -25,7 +25,6 @@ from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.cli.checks import (
     check_bootstrap_servers,
-    check_expect,
     check_job_script,
     check_no_lower_bound,
     check_object_names,
@@ -35,7 +34,6 @@ from bench.cli.checks import (
     check_record_template,
     check_results_dir,
     check_resume,
-    check_threshold_expressions,
     check_trigger,
     from_file,
     parse_spark_conf,
@@ -43,6 +41,7 @@ from bench.cli.checks import (
     unknown_use_case,
     use_case_named_by_files,
 )
+from bench.cli.consistency import check_resolved, check_sets_kept, check_strategy
 from bench.config import bounds
 from bench.config.config_maps import pending_notes
 from bench.config.files import load_yaml
@@ -154,9 +153,7 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
     for opt in "duration warmup repetitions metric early_stop sample_interval early_sample_interval".split():
         if opts.get(opt) is not None:  # execution.<the option in camelCase>
             ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
-    if not isinstance(ex.get("strategy") or {}, dict):  # the model would say so, after dict() failed here
-        raise ConfigError(f"execution.execution.strategy: expected a mapping (name: linear, restrictions: "
-                          f"[LowerBound]), got {ex['strategy']!r:.40}")
+    check_strategy(ex.get("strategy"))
     strategy = dict(ex.get("strategy") or {})
     if opts.get("search"):
         strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
@@ -223,8 +220,6 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
-    check_threshold_expressions(effective_slos(bench, execution), execution.load.loadValues,
-                                execution.resources.resourceValues)
     check_predict(bool(opts.get("predict")), execution.execution.strategy.resolved()[0])
     params = parse_sets(opts.get("sets") or ())
     if opts.get("record_template"):
@@ -252,6 +247,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "sample_interval": execution.execution.sampleInterval,
         **platform_options(registry, ptype, given),
     }
+    check_resolved(opts, use_case, effective_slos(bench, execution), execution)  # after the platform's refusals
     run_check(ptype.validate, options, use_case)
     check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
     # The deployment paths are checked against the objects without them (setting a
@@ -265,6 +261,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         for load, res in itertools.product(loads, resources):
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
+            check_sets_kept(params, objects, f"at load={fmt_value(load)} resources={fmt_value(res)}")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise
@@ -281,8 +278,6 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     results folder, a free metrics port, what the platform checks: Java, a kubeconfig).
     ``--dry-run`` needs none of those."""
     prepared = resolve_run(registry, opts)
-    if opts.get("expected_metric"):  # --expect OLD: its table is of the metric this run finds
-        check_expect(str(opts["expect"]), opts["expected_metric"], prepared.execution.execution.metric)
     install_kafka_security(prepared.kafka_security)  # every client and child; --dry-run renders references to it
     if opts.get("dry_run"):
         return prepared
