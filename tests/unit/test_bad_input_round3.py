@@ -295,3 +295,29 @@ def test_contradictory_options(registry: Registry, tmp_path: Path, args: list[st
 def test_environment_variables(registry: Registry, tmp_path: Path, env: dict[str, str], args: list[str],
                                message: str) -> None:
     assert message in refused(tmp_path, "--plugin", "calibrated", *args, env=env)
+
+
+# ------------------------------------------------------------------ work refused before it starts; messages
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("", "is empty"),
+    ("   \n# nothing\n", "is empty"),
+    ("print('hello')\n", "never reads Kafka"),
+    ("import no_such_module_anywhere\nimport os\nos.environ['BENCH_INPUT_TOPIC']\n", "no_such_module_anywhere"),
+])
+def test_job_scripts(registry: Registry, tmp_path: Path, script: str, message: str) -> None:
+    path = write(tmp_path, "job.py", script)
+    assert message in refused(tmp_path, "--job", path, "--dry-run")
+
+
+def test_symbolic_links(registry: Registry, tmp_path: Path) -> None:
+    loop = tmp_path / "loop.yaml"
+    loop.symlink_to(loop)
+    assert "a loop of symbolic links" in refused(tmp_path, "--plugin", "calibrated", "--execution", str(loop))
+    dangling = tmp_path / "dangling.yaml"
+    dangling.symlink_to(tmp_path / "gone.yaml")
+    assert "which does not exist" in refused(tmp_path, "--plugin", "calibrated", "--execution", str(dangling))
+
+
+def test_a_newline_in_a_path_keeps_the_error_on_one_line(registry: Registry, tmp_path: Path) -> None:
+    assert "\\n" in refused(tmp_path, "--plugin", "calibrated", "--execution", str(tmp_path / "a\nb.yaml"))

@@ -225,7 +225,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if opts.get("record_template"):
         check_record_template(str(opts["record_template"]))
     if opts.get("job"):
-        check_job_script(str(opts["job"]), imports=False)
+        check_job_script(str(opts["job"]), imports=bool(opts.get("dry_run")))  # a run checks in prepare_run
         from bench.builtin.job import job_params
 
         params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
