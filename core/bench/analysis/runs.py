@@ -279,8 +279,15 @@ class _Experiment(_Stored):
     resources: float
     passed: bool
     outcome: Literal["passed", "failed", "error", ""] = ""
+    valid: bool = True
     generators: list[_Generator] = Field(default_factory=list)
-    slos: dict[str, Any] = Field(default_factory=dict)
+    slos: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    info: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    faults: list[dict[str, Any]] = Field(default_factory=list)
+    early_stopped: bool = False
+    unstable: bool = False
+    cause: str | None = None
+    cores_per_instance: float | None = None
 
 
 class _Row(_Stored):
