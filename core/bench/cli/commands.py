@@ -102,7 +102,9 @@ class BenchGroup(click.Group):
                 raise
             if ctx.meta.get(VERBOSITY, 0) >= 2:
                 traceback.print_exception(exc)
-            click.echo(f"bench: error: {exc}", err=True)
+            # one line, whatever the message holds (a path with a newline in it)
+            message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+            click.echo(f"bench: error: {message}", err=True)
             ctx.exit(getattr(exc, "exit_code", 2))
 
 
@@ -283,7 +285,7 @@ def run(**opts: Any) -> None:
 
     try:
         registry = _registry()
-        prepared = prepare_run(registry, opts)
+        prepared = prepare_run(registry, {**opts, "expected_metric": expected.metric if expected else None})
         if opts["dry_run"]:
             from bench.cli.launch import dry_run
 

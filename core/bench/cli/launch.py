@@ -41,6 +41,7 @@ from bench.cli.checks import (
     unknown_use_case,
     use_case_named_by_files,
 )
+from bench.cli.consistency import check_resolved, check_sets_kept, check_strategy
 from bench.config import bounds
 from bench.config.config_maps import pending_notes
 from bench.config.files import load_yaml
@@ -49,6 +50,7 @@ from bench.config.model import (
     ConfigError,
     Execution,
     declared_params,
+    effective_slos,
     kind_of,
     parse_benchmark,
     parse_execution,
@@ -154,6 +156,7 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
     for opt in "duration warmup repetitions metric early_stop sample_interval early_sample_interval".split():
         if opts.get(opt) is not None:  # execution.<the option in camelCase>
             ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
+    check_strategy(ex.get("strategy"))
     strategy = dict(ex.get("strategy") or {})
     if opts.get("search"):
         strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
@@ -225,7 +228,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if opts.get("record_template"):
         check_record_template(str(opts["record_template"]))
     if opts.get("job"):
-        check_job_script(str(opts["job"]), imports=False)
+        check_job_script(str(opts["job"]), imports=bool(opts.get("dry_run")))  # a run checks in prepare_run
         from bench.builtin.job import job_params
 
         params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
@@ -247,6 +250,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "sample_interval": execution.execution.sampleInterval,
         **platform_options(registry, ptype, given),
     }
+    check_resolved(opts, use_case, effective_slos(bench, execution), execution)  # after the platform's refusals
     run_check(ptype.validate, options, use_case)
     check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
     # The deployment paths are checked against the objects without them (setting a
@@ -260,6 +264,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         for load, res in itertools.product(loads, resources):
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
+            check_sets_kept(params, objects, f"at load={fmt_value(load)} resources={fmt_value(res)}")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise

@@ -171,6 +171,7 @@ def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
                 where = f"benchmark.{group}[{i}].patchers[{j}]"
                 if patcher.type not in registry.patchers:
                     raise _one_of(f"{where}.type", patcher.type, registry.patchers, registry)
+                check_patcher_properties(where, registry.patchers[patcher.type], patcher.properties)
                 if patcher.resource and object_names and not _selects(patcher.resource, bench):
                     raise _one_of(f"{where}.resource", patcher.resource, object_names)
     seen: set[str] = set()
@@ -183,6 +184,19 @@ def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
         _validate_slo_props(f"benchmark.slos[{i}].properties", registry, slo.sloType, slo.properties)
     from bench.config.bounds import check_benchmark  # sane bounds of every number (docs/bounds.md)
     check_benchmark(bench, registry)
+
+
+def check_patcher_properties(where: str, patcher: Any, properties: dict[str, Any]) -> None:
+    """Properties a patcher does not read (its declared ``properties``) are refused with
+    the nearest name: a misspelt ``factr`` would otherwise be ignored and every
+    experiment patched without its factor."""
+    known = getattr(patcher, "properties", None)
+    if known is None:
+        return
+    for key in properties:
+        if key not in known:
+            hint = nearest(str(key), known) if known else "; this patcher takes no properties"
+            raise ConfigError(f"{where}.properties.{key}: not a property of {patcher.name}{hint}")
 
 
 def _selects(resource: str, bench: Benchmark) -> bool:
@@ -240,8 +254,11 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             raise _one_of(
                 f"execution.configOverrides[{i}].patcher.type", config_override.patcher.type, registry.patchers
             )
-    from bench.config.bounds import check_execution  # sane bounds of every number (docs/bounds.md)
+        check_patcher_properties(f"execution.configOverrides[{i}].patcher",
+                                 registry.patchers[config_override.patcher.type], config_override.patcher.properties)
+    from bench.config.bounds import check_execution, check_slos  # sane bounds of every number (docs/bounds.md)
     check_execution(execution, bench, registry)
+    check_slos(effective_slos(bench, execution), execution.execution.duration)
 
 
 def _check_load2(execution: Execution, load_types: set[str]) -> None:
