@@ -177,7 +177,7 @@ class Engine:
                 samples, rate = await self.experiments.probe(load, resources, seconds)
                 probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate,
                                 samples.series.get("generated-records"), samples.series.get("spark-input-rows"),
-                                samples.series.get("spark-batch-end"))
+                                samples.series.get("spark-batch-end"), samples.series.get("processed-rate"))
             except NOT_FAULTS:
                 raise
             except ProbeInconclusive as exc:
