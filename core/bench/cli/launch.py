@@ -74,6 +74,7 @@ from bench.results.store import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
 from bench.search.prediction import describe as describe_prediction
+from bench.search.sizing import AutoSize
 
 #: Laptop-sized defaults used when neither an execution file nor the use case says
 #: otherwise: a complete demand table in well under 15 minutes on 2 cores.
@@ -92,6 +93,8 @@ class PreparedRun:
     platform_options: dict[str, Any]
     #: Kafka client security for every client of the run (never written anywhere unredacted)
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)
+    #: loads or resources left to bench (``--loads auto``, or none given): sized by a probe first
+    auto: AutoSize | None = None
 
 
 def find_use_case(registry: Registry, name: str) -> UseCase:
@@ -122,9 +125,37 @@ def _takes_cli_threshold(registry: Registry, sloType: str, properties: dict[str,
     return slo_type is not None and slo_type.takes_cli_threshold(properties)
 
 
-def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
-    """Defaults < use case's defaultExecution < --execution file < command-line options."""
+#: ``--loads auto`` / ``loadValues: auto``: bench sizes the values by a probe (bench.search.sizing)
+AUTO = "auto"
+
+
+def _auto_values(doc: dict[str, Any], defaults: dict[str, Any], raw: dict[str, Any] | None,
+                 opts: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether the loads and the resources are left to bench: ``auto`` on the command line
+    or in the execution file, or given nowhere (the use case's defaults are then only
+    placeholders that keep ``--dry-run`` and the checks working). An ``auto`` in the
+    document is replaced by those placeholders."""
+    flags = []
+    for option, key, name in (("loads", "load", "loadValues"), ("resources", "resources", "resourceValues")):
+        in_file = isinstance(raw, dict) and isinstance(raw.get(key), dict) and name in raw[key]
+        auto = opts.get(option) == AUTO or (opts.get(option) is None and (
+            not in_file or (raw or {})[key][name] == AUTO))
+        if doc.get(key, {}).get(name) == AUTO:
+            doc[key][name] = defaults.get(key, {}).get(name)
+        flags.append(auto)
+    return flags[0], flags[1]
+
+
+def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any],
+                   auto: list[bool] | None = None) -> dict[str, Any]:
+    """Defaults < use case's defaultExecution < --execution file < command-line options.
+    ``auto`` receives whether the loads and the resources are sized by bench."""
     doc: dict[str, Any] = _deep_merge(copy.deepcopy(LAPTOP_EXECUTION), copy.deepcopy(bench.defaultExecution or {}))
+    defaults = copy.deepcopy(doc)
+    for key, values in (("load", "loadValues"), ("resources", "resourceValues")):
+        if defaults.get(key, {}).get(values) == AUTO:  # a use case's "auto": the laptop values as placeholders
+            defaults[key][values] = doc[key][values] = LAPTOP_EXECUTION[key][values]
+    raw: dict[str, Any] | None = None
     doc["benchmark"] = bench.name
     doc["load"] = {**doc.get("load", {}), "loadType": bench.loadTypes[0].typeName}
     doc["resources"] = {**doc.get("resources", {}), "resourceType": bench.resourceTypes[0].typeName}
@@ -139,10 +170,13 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
             if key in raw and not isinstance(raw[key], dict):
                 raise ConfigError(f"execution.{key}: expected a mapping, got {raw[key]!r:.40}")
         doc = _deep_merge(doc, raw)
+    flags = _auto_values(doc, defaults, raw, opts)
+    if auto is not None:
+        auto[:] = flags
     ex = doc.setdefault("execution", {})
-    if (loads := split_floats("loads", opts.get("loads"))) is not None:
+    if opts.get("loads") != AUTO and (loads := split_floats("loads", opts.get("loads"))) is not None:
         doc["load"]["loadValues"] = loads
-    if (res := split_floats("resources", opts.get("resources"))) is not None:
+    if opts.get("resources") != AUTO and (res := split_floats("resources", opts.get("resources"))) is not None:
         doc["resources"]["resourceValues"] = res
     if opts.get("load_type"):
         doc["load"]["loadType"] = opts["load_type"]
@@ -212,8 +246,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         check_object_names(bench.sut.resources + bench.loadGenerator.resources, "benchmark.resources")
         if bench.kafkaConfig.bootstrapServer:
             check_bootstrap_servers(bench.kafkaConfig.bootstrapServer, "benchmark.kafkaConfig.bootstrapServer")
+    auto = [False, False]
     with from_file("--execution", opts.get("execution_file"), opts):
-        doc = _execution_doc(registry, bench, opts)
+        doc = _execution_doc(registry, bench, opts, auto)
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
@@ -264,7 +299,16 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"load {fmt_value(load)} ({execution.load.loadType}), resources {fmt_value(res)} "
                           f"({execution.resources.resourceType}): the deployment cannot be patched: {exc}; "
                           "check the load and resource values (--loads, --resources)") from None
-    return PreparedRun(use_case, bench, execution, params, options, security)
+    sized = AutoSize(auto[0], auto[1], _cpu_given(params, bench_file)) if any(auto) else None
+    return PreparedRun(use_case, bench, execution, params, options, security, sized)
+
+
+def _cpu_given(params: dict[str, Any], bench_file: Any) -> str | None:
+    """Where the user gave the SUT's CPU limit per instance (sizing never changes it), or None."""
+    for key in params:
+        if key.endswith(".cpuPerInstance"):
+            return f"--set {key}"
+    return "the --benchmark file" if bench_file else None
 
 
 def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
@@ -330,7 +374,7 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
         execution=prepared.execution,
         results_dir=results_dir,
         params=prepared.params,
-        resume=bool(opts.get("resume")), predict=bool(opts.get("predict")),
+        resume=bool(opts.get("resume")), predict=bool(opts.get("predict")), auto=prepared.auto,
         retries=1 if opts.get("retries") is None else int(opts["retries"]),
     )
     progress = Progress()
@@ -352,6 +396,11 @@ def print_table(outcome: RunOutcome) -> None:
     print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
     if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
         print(describe_prediction(outcome.prediction))
+    if outcome.sizing is not None:  # loads or resources chosen by the probe: say so beside the table
+        print(f"  sized for this machine (exp{outcome.exp_id}-sizing.json): one instance "
+              f"{outcome.sizing.per_instance_rate:,.0f} records/s; --loads/--resources give your own")
+        if outcome.sizing.advice:
+            print(f"  {outcome.sizing.advice}")
     for r in outcome.errors:  # no verdict: the entries it could change are undecided
         print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
     for r in outcome.records:

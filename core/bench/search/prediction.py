@@ -160,9 +160,9 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
     source = rate if written is None else written
     read = batches_read(lag, warmup, rows, ends)
     if read is not None:
-        processed, growth = min(read.rate, source), max(source - read.rate, 0.0)
+        taken, growth = min(read.rate, source), max(source - read.rate, 0.0)
         return Probe(load=float(load), resources=float(resources), load_rate=float(rate), lag_slope=growth,
-                     per_instance_rate=processed / max(float(resources), 1e-9),
+                     per_instance_rate=taken / max(float(resources), 1e-9),
                      saturated=growth > SATURATION_SHARE * source, seconds=read.seconds, input_rate=written,
                      batch_ends=read.ends, source="batches")
     batch_count: int | None = None
