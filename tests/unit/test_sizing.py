@@ -3,11 +3,23 @@ what the load path pushes, with the CPU limit lowered where one instance takes i
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 
 import pytest
+from bench.analysis.report import build_report
+from bench.analysis.runs import open_run
+from bench.api import ExperimentSpec, Sample
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
 from bench.search import sizing
-from bench.search.sizing import ProbeFigures, Sizing
+from bench.search.sizing import AutoSize, ProbeFigures, Sizing
+
+from tests.unit import verdict_runs
+from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
+from tests.unit.test_engine import SimClock
 
 
 def sensors(load: float) -> float:
@@ -22,9 +34,7 @@ def period(load: float) -> float:
 
 def levels(load: float) -> float:
     """UC4's nesting levels of 4 children: whole values only."""
-    if load != int(load):
-        raise ValueError("levels are whole")
-    return 4.0 ** load
+    return 4.0 ** int(load)  # a parameter of type int: 4.5 levels are 4
 
 
 def probe(capacity: float, *, cpu: float = 0.25, saturated: bool = True, asked: float = 20000,
@@ -83,7 +93,7 @@ def test_no_limit_cannot_be_lowered() -> None:
 
 
 def test_stepped_loads_take_whole_values_clear_of_boundaries() -> None:
-    assert sizing.stepped(levels) and not sizing.stepped(sensors)
+    assert len(sizing.candidates_near(1500, levels)) > 1 and len(sizing.candidates_near(1500, sensors)) == 1
     chosen = sizing.choose_loads(capacity=1500, usable=20000, rate_of=levels)
     assert all(v == int(v) for v in chosen)
     assert all(sizing.clear_of_boundary(r, 1500) for r in chosen.values())
@@ -109,3 +119,53 @@ def test_the_sizing_file_reads_back_as_written() -> None:
     lines = made.describe()
     assert any("2,400 records/s" in line for line in lines)
     assert any("CPU per instance 0.125 (the use case's 0.25)" in line for line in lines)
+
+
+class CommittingPlatform(FakePlatform):
+    """The fake platform with the SUT's committed records per second (``processed-rate``)."""
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        before = self.lag
+        got = await super().sample(spec)
+        gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
+        rate = gen["spec"]["sensors"] * 1000 / gen["spec"]["periodMs"]
+        return Sample(got.timestamp, {**got.values, "processed-rate": rate - (self.lag - before) / self.interval})
+
+
+async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_probe(tmp_path: Path) -> None:
+    """The fake instances process 1,000 records/s each: the loads come out at 500, 1,500
+    and 2,500, the table shows 1, 2, 3; a resume reads the sizing back and probes nothing."""
+    registry = verdict_runs.registry()
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [4500, 6500]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1, 2]},
+        "execution": {"duration": 120, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False}})
+
+    def cfg(resume: bool) -> RunConfig:
+        return RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
+                         results_dir=tmp_path, retries=0, resume=resume, auto=AutoSize(True, True))
+
+    said: list[str] = []
+    clock = SimClock()
+    platform = CommittingPlatform()
+    outcome = await Engine(registry, cfg(False), platform, lambda m, t: said.append(m), clock=clock,
+                           sleep=clock.sleep).run()
+    assert platform.experiments[0] == (20000.0 * (os.cpu_count() or 1) / 2, 1.0)  # the probe, on one instance
+    assert outcome.table == {500.0: 1.0, 1500.0: 2.0, 2500.0: 3.0}
+    assert outcome.sizing is not None and outcome.sizing.resources == [1.0, 2.0, 3.0, 4.0]
+    first = said.index(next(m for m in said if m.startswith("sized for this machine")))
+    assert all("load=" not in m or "probe" in m for m in said[:first])  # said before the first experiment
+    stored = json.loads((tmp_path / f"exp{outcome.exp_id}-sizing.json").read_text())
+    assert stored["loads"] == [500.0, 1500.0, 2500.0]
+    configured = json.loads((tmp_path / f"exp{outcome.exp_id}-execution-configuration.json").read_text())
+    assert configured["load"]["loadValues"] == [500.0, 1500.0, 2500.0]
+    assert "sizing probe" in build_report([open_run(tmp_path)])
+
+    said.clear()
+    again = CommittingPlatform()
+    resumed = await Engine(registry, cfg(True), again, lambda m, t: said.append(m), clock=clock,
+                           sleep=clock.sleep).run()
+    assert again.experiments == []  # every experiment answered from disk, no probe
+    assert resumed.table == outcome.table
+    assert any("not probed again" in m for m in said)

@@ -155,8 +155,11 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
               help="Benchmark YAML (default: the use case's own).")
 @click.option("--execution", "execution_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Execution YAML; command-line options override its fields.")
-@click.option("--loads", metavar="L1,L2,..", help="Load values (e.g. sensors at 1 record/s each).")
-@click.option("--resources", metavar="R1,R2,..", help="Resource values (e.g. Spark instances).")
+@click.option("--loads", metavar="L1,L2,..|auto",
+              help="Load values (e.g. sensors at 1 record/s each). Default (and 'auto'): sized for this machine by "
+                   "a short probe of one instance first, kept in exp<id>-sizing.json.")
+@click.option("--resources", metavar="R1,R2,..|auto",
+              help="Resource values (e.g. Spark instances). Default (and 'auto'): sized by the same probe.")
 @click.option("--load-type", metavar="NAME", help="Load type of the benchmark (default: its first).")
 @click.option("--resource-type", metavar="NAME", help="Resource type of the benchmark (default: its first).")
 @click.option("--duration", type=float, metavar="S", help="Seconds of load per repetition.")

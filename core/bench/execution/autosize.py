@@ -62,14 +62,13 @@ def apply(cfg: RunConfig, made: sizing.Sizing) -> None:
 
 
 def probe_load(runner: ExperimentRunner, target: float) -> float:
-    """The load value asking about ``target`` records/s (a whole one for a stepped load)."""
-    rate_of = runner.rate_of
-    if sizing.stepped(rate_of):
-        whole = sizing.whole_candidates(rate_of)
-        below = {v: r for v, r in whole.items() if r <= target} or whole
-        return max(below, key=lambda v: below[v])
-    found = sizing.load_for(target, rate_of)
-    return found if found is not None else runner.cfg.execution.load.loadValues[-1]
+    """The load value asking about ``target`` records/s (of a stepped load, the heaviest
+    whole value not above it)."""
+    near = sizing.candidates_near(target, runner.rate_of)
+    below = {v: r for v, r in near.items() if r <= target * 1.1} or near
+    if not below:
+        return runner.cfg.execution.load.loadValues[-1]
+    return max(below, key=lambda v: below[v])
 
 
 async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSize, progress: ProgressFn,

@@ -176,16 +176,6 @@ def clear_of_boundary(rate: float, capacity: float) -> bool:
     return share > BOUNDARY_MARGIN and BOUNDARY_MARGIN <= inside <= 1.0 - BOUNDARY_MARGIN
 
 
-def stepped(rate_of: RateOf) -> bool:
-    """Whether a load takes whole values only (levels): a value between two whole ones
-    asks no records/s of its own, or is refused."""
-    try:
-        middle = rate_of(2.5)
-        return middle in (rate_of(2.0), rate_of(3.0))
-    except (ValueError, TypeError, KeyError, ArithmeticError):
-        return True
-
-
 def two_digits(x: float) -> float:
     """``x`` rounded to two significant digits: loads a user can read and type again."""
     if x <= 0:
@@ -194,63 +184,96 @@ def two_digits(x: float) -> float:
     return round(x / scale) * scale
 
 
+def _valid(rate_of: RateOf, x: float) -> tuple[float, float] | None:
+    """(value, records/s) for ``x``, or for its nearest whole number where the load takes
+    whole values only (sensors); None where neither is a load value."""
+    for value in (x, float(round(x))):
+        if value <= 0:
+            continue
+        try:
+            return value, float(rate_of(value))
+        except Exception:  # noqa: BLE001 - a patcher refusing the value: not a load value
+            continue
+    return None
+
+
 def load_for(rate: float, rate_of: RateOf, lo: float = 1e-3, hi: float = 1e9) -> float | None:
-    """The load value asking ``rate`` records/s of a continuous load type (either
-    direction), two significant digits; None where no value in [lo, hi] comes near."""
-    try:
-        r_lo, r_hi = rate_of(lo), rate_of(hi)
-    except (ValueError, TypeError, KeyError, ArithmeticError):
+    """The load value asking ``rate`` records/s of a load type (either direction), two
+    significant digits (whole where it must be); None where no value in [lo, hi] comes near."""
+    bounds = [v for v in (_valid(rate_of, 10.0 ** k) for k in range(round(math.log10(lo)), round(math.log10(hi)) + 1))
+              if v is not None]
+    if len(bounds) < 2:
         return None
+    (x_lo, r_lo), (x_hi, r_hi) = bounds[0], bounds[-1]
     increasing = r_hi > r_lo
     if not min(r_lo, r_hi) <= rate <= max(r_lo, r_hi):
         return None
-    a, b = math.log(lo), math.log(hi)
+    a, b = math.log(x_lo), math.log(x_hi)
     for _ in range(80):
         m = (a + b) / 2
-        if (rate_of(math.exp(m)) < rate) == increasing:
+        got = _valid(rate_of, math.exp(m))
+        if got is None:
+            return None
+        if (got[1] < rate) == increasing:
             a = m
         else:
             b = m
-    return two_digits(math.exp((a + b) / 2))
+    found = _valid(rate_of, two_digits(math.exp((a + b) / 2)))
+    return None if found is None else found[0]
 
 
-def whole_candidates(rate_of: RateOf, top: int = 64) -> dict[float, float]:
-    """Whole load values -> their records/s, for a stepped load type."""
+def whole_candidates(rate_of: RateOf, top: int = 64, most: float = 1e8) -> dict[float, float]:
+    """Whole load values -> their records/s (up to ``most`` records/s), for a load whose
+    steps are coarse (UC4's levels, each 4x the last)."""
     out: dict[float, float] = {}
+    previous = 0.0
     for value in range(1, top + 1):
         try:
-            out[float(value)] = float(rate_of(float(value)))
-        except (ValueError, TypeError, KeyError, ArithmeticError):
+            rate = float(rate_of(float(value)))
+        except (ValueError, TypeError, KeyError, ArithmeticError, OverflowError):
             continue
+        out[float(value)] = rate
+        if rate > most and rate > previous:
+            break
+        previous = rate
     return out
+
+
+def candidates_near(target: float, rate_of: RateOf, whole: dict[float, float] | None = None
+                    ) -> dict[float, float]:
+    """Load values -> records/s to choose from for ``target`` records/s: the value that asks
+    it (two digits), or, where the load's steps are too coarse to come within 10 % of
+    it, the whole values (``whole``, computed once by the caller)."""
+    found = load_for(target, rate_of)
+    if found is not None:
+        try:
+            rate = float(rate_of(found))
+        except (ValueError, TypeError, KeyError, ArithmeticError):
+            rate = 0.0
+        if rate > 0 and abs(math.log(rate / target)) < 0.1:
+            return {found: rate}
+    return dict(whole if whole is not None else whole_candidates(rate_of))
 
 
 def choose_loads(capacity: float, usable: float, rate_of: RateOf,
                  multiples: Sequence[float] = MULTIPLES) -> dict[float, float]:
     """Load value -> records/s, one per demand of :data:`MULTIPLES` that the load path can
-    push (``usable`` records/s), each clear of the capacity boundaries."""
+    push (``usable`` records/s), each clear of the capacity boundaries (the nearest clear
+    value of a stepped load)."""
     chosen: dict[float, float] = {}
     demands: set[int] = set()
-    whole = whole_candidates(rate_of) if stepped(rate_of) else None
+    whole: dict[float, float] | None = None
     for m in multiples:
         target = m * capacity
-        if whole is not None:
-            fits = [(abs(math.log(r / target)), v, r) for v, r in whole.items()
-                    if 0 < r <= usable and clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands]
-            if not fits:
-                continue
-            _, value, rate = min(fits)
-        else:
-            if target > usable:
-                continue
-            found = load_for(target, rate_of)
-            if found is None:
-                continue
-            value, rate = found, float(rate_of(found))
-            if not clear_of_boundary(rate, capacity) or rate > usable:
-                continue
-        if value in chosen or demand_of(rate, capacity) in demands:
+        near = candidates_near(target, rate_of, whole)
+        if len(near) > 1:
+            whole = near
+        fits = [(abs(math.log(r / target)), v, r) for v, r in near.items()
+                if 0 < r <= usable and clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands
+                and v not in chosen]
+        if not fits:
             continue
+        _, value, rate = min(fits)
         chosen[value] = rate
         demands.add(demand_of(rate, capacity))
     return dict(sorted(chosen.items()))
