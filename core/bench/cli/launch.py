@@ -23,6 +23,7 @@ import yaml
 from bench.analysis.confidence import explain
 from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
+from bench.cli.auto_values import AUTO, auto_size, auto_values, placeholders, sizing_note
 from bench.cli.checks import (
     check_bootstrap_servers,
     check_job_script,
@@ -76,8 +77,8 @@ from bench.runtime.kafka.security import install as install_kafka_security
 from bench.search.prediction import describe as describe_prediction
 from bench.search.sizing import AutoSize
 
-#: Laptop-sized defaults used when neither an execution file nor the use case says
-#: otherwise: a complete demand table in well under 15 minutes on 2 cores.
+#: Defaults where neither an execution file nor the use case says otherwise; the values
+#: are placeholders until the probe sizes them (bench.cli.auto_values).
 LAPTOP_EXECUTION: dict[str, Any] = {
     "load": {"loadValues": [2000, 8000]},
     "resources": {"resourceValues": [1, 2]},
@@ -93,8 +94,7 @@ class PreparedRun:
     platform_options: dict[str, Any]
     #: Kafka client security for every client of the run (never written anywhere unredacted)
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)
-    #: loads or resources left to bench (``--loads auto``, or none given): sized by a probe first
-    auto: AutoSize | None = None
+    auto: AutoSize | None = None  # loads or resources sized by a probe first (bench.cli.auto_values)
 
 
 def find_use_case(registry: Registry, name: str) -> UseCase:
@@ -125,36 +125,11 @@ def _takes_cli_threshold(registry: Registry, sloType: str, properties: dict[str,
     return slo_type is not None and slo_type.takes_cli_threshold(properties)
 
 
-#: ``--loads auto`` / ``loadValues: auto``: bench sizes the values by a probe (bench.search.sizing)
-AUTO = "auto"
-
-
-def _auto_values(doc: dict[str, Any], defaults: dict[str, Any], raw: dict[str, Any] | None,
-                 opts: dict[str, Any]) -> tuple[bool, bool]:
-    """Whether the loads and the resources are left to bench: ``auto`` on the command line
-    or in the execution file, or given nowhere (the use case's defaults are then only
-    placeholders that keep ``--dry-run`` and the checks working). An ``auto`` in the
-    document is replaced by those placeholders."""
-    flags = []
-    for option, key, name in (("loads", "load", "loadValues"), ("resources", "resources", "resourceValues")):
-        in_file = isinstance(raw, dict) and isinstance(raw.get(key), dict) and name in raw[key]
-        auto = opts.get(option) == AUTO or (opts.get(option) is None and (
-            not in_file or (raw or {})[key][name] == AUTO))
-        if doc.get(key, {}).get(name) == AUTO:
-            doc[key][name] = defaults.get(key, {}).get(name)
-        flags.append(auto)
-    return flags[0], flags[1]
-
-
-def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any],
-                   auto: list[bool] | None = None) -> dict[str, Any]:
-    """Defaults < use case's defaultExecution < --execution file < command-line options.
-    ``auto`` receives whether the loads and the resources are sized by bench."""
+def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any], auto: list[bool] | None = None
+                   ) -> dict[str, Any]:
+    """Defaults < defaultExecution < --execution < options; ``auto`` gets which values bench sizes."""
     doc: dict[str, Any] = _deep_merge(copy.deepcopy(LAPTOP_EXECUTION), copy.deepcopy(bench.defaultExecution or {}))
-    defaults = copy.deepcopy(doc)
-    for key, values in (("load", "loadValues"), ("resources", "resourceValues")):
-        if defaults.get(key, {}).get(values) == AUTO:  # a use case's "auto": the laptop values as placeholders
-            defaults[key][values] = doc[key][values] = LAPTOP_EXECUTION[key][values]
+    defaults = placeholders(doc, LAPTOP_EXECUTION)
     raw: dict[str, Any] | None = None
     doc["benchmark"] = bench.name
     doc["load"] = {**doc.get("load", {}), "loadType": bench.loadTypes[0].typeName}
@@ -170,9 +145,7 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any],
             if key in raw and not isinstance(raw[key], dict):
                 raise ConfigError(f"execution.{key}: expected a mapping, got {raw[key]!r:.40}")
         doc = _deep_merge(doc, raw)
-    flags = _auto_values(doc, defaults, raw, opts)
-    if auto is not None:
-        auto[:] = flags
+    (auto if auto is not None else [])[:] = auto_values(doc, defaults, raw, opts)
     ex = doc.setdefault("execution", {})
     if opts.get("loads") != AUTO and (loads := split_floats("loads", opts.get("loads"))) is not None:
         doc["load"]["loadValues"] = loads
@@ -299,16 +272,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"load {fmt_value(load)} ({execution.load.loadType}), resources {fmt_value(res)} "
                           f"({execution.resources.resourceType}): the deployment cannot be patched: {exc}; "
                           "check the load and resource values (--loads, --resources)") from None
-    sized = AutoSize(auto[0], auto[1], _cpu_given(params, bench_file)) if any(auto) else None
-    return PreparedRun(use_case, bench, execution, params, options, security, sized)
-
-
-def _cpu_given(params: dict[str, Any], bench_file: Any) -> str | None:
-    """Where the user gave the SUT's CPU limit per instance (sizing never changes it), or None."""
-    for key in params:
-        if key.endswith(".cpuPerInstance"):
-            return f"--set {key}"
-    return "the --benchmark file" if bench_file else None
+    return PreparedRun(use_case, bench, execution, params, options, security, auto_size(auto, params, bench_file))
 
 
 def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
@@ -396,11 +360,8 @@ def print_table(outcome: RunOutcome) -> None:
     print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
     if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
         print(describe_prediction(outcome.prediction))
-    if outcome.sizing is not None:  # loads or resources chosen by the probe: say so beside the table
-        print(f"  sized for this machine (exp{outcome.exp_id}-sizing.json): one instance "
-              f"{outcome.sizing.per_instance_rate:,.0f} records/s; --loads/--resources give your own")
-        if outcome.sizing.advice:
-            print(f"  {outcome.sizing.advice}")
+    for line in sizing_note(outcome.exp_id, outcome.sizing):  # loads or resources chosen by the probe
+        print(line)
     for r in outcome.errors:  # no verdict: the entries it could change are undecided
         print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
     for r in outcome.records:

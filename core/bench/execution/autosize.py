@@ -79,6 +79,9 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
     resources = 1.0 if auto.resources else float(cfg.execution.resources.resourceValues[0])
     load = probe_load(runner, PROBE_RATE_PER_CORE * max(cores, 1))
+    # given resources: only the demands they can show (a load beyond them has none)
+    most = max(cfg.execution.resources.resourceValues)
+    multiples = sizing.MULTIPLES if auto.resources else tuple(m for m in sizing.MULTIPLES if m < most) or (0.5,)
     given = None if auto.loads else [runner.rate_of(x) for x in cfg.execution.load.loadValues]
     original = cfg.benchmark
     original_cpu = objects_cpu(runner, load, resources)
@@ -104,7 +107,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         figures = sizing.ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
                                       p.seconds, p.source)
         probes.append(figures)
-        chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed)
+        chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
+                                         multiples=multiples)
         if lower is None:
             break
         cfg.benchmark = with_cpu(cfg.benchmark, lower)

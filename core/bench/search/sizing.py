@@ -307,7 +307,8 @@ def distinct_demands(rates: Sequence[float], capacity: float) -> int:
 
 
 def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] | None = None,
-         cpu_fixed: str | None = None) -> tuple[dict[float, float], float | None, str]:
+         cpu_fixed: str | None = None, multiples: Sequence[float] = MULTIPLES
+         ) -> tuple[dict[float, float], float | None, str]:
     """From one probe: (chosen load -> records/s, a lower CPU limit to probe again at or
     None, why). ``given_rates``: the user's loads' records/s (only resources are sized);
     ``cpu_fixed``: why the CPU limit may not be lowered (the user set it), or None."""
@@ -316,10 +317,10 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
         return {}, None, "the probe's instance processed nothing"
     if given_rates is not None:
         return {}, None, f"resources for the given loads at {capacity:,.0f} records/s per instance"
-    chosen = choose_loads(capacity, usable, rate_of)
-    enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(MULTIPLES))
+    chosen = choose_loads(capacity, usable, rate_of, multiples)
+    enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
     if probe.saturated and enough:
-        return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in MULTIPLES)} x one instance's "
+        return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in multiples)} x one instance's "
                               f"{capacity:,.0f} records/s, between the boundaries where verdicts are unstable")
     why = ("the probe did not saturate one instance" if not probe.saturated else
            f"one instance takes {capacity:,.0f} of the {usable:,.0f} records/s the load path can push")
