@@ -77,8 +77,7 @@ from bench.runtime.kafka.security import install as install_kafka_security
 from bench.search.prediction import describe as describe_prediction
 from bench.search.sizing import AutoSize
 
-#: Defaults where neither an execution file nor the use case says otherwise; the values
-#: are placeholders until the probe sizes them (bench.cli.auto_values).
+#: Defaults where no file or use case says otherwise; values: placeholders until sized (auto_values)
 LAPTOP_EXECUTION: dict[str, Any] = {
     "load": {"loadValues": [2000, 8000]},
     "resources": {"resourceValues": [1, 2]},
