@@ -22,6 +22,9 @@ from bench.search import sizing
 from bench.search.prediction import measure, probe_duration
 from bench.search.sizing import AutoSize
 
+#: a lowered CPU limit at least this share of the probed one: one instance's records/s is
+#: estimated in proportion rather than probed again
+ESTIMATE_SHARE = 0.6
 #: records/s per core of this machine the first probe asks for: more than one limited
 #: instance processes, within what a generator and a broker push on a small machine
 #: (ENVIRONMENT: plan 2 cores at <= ~60,000 records/s in total)
@@ -112,6 +115,16 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         if lower is None:
             break
         cfg.benchmark = with_cpu(cfg.benchmark, lower)
+        if figures.saturated and lower >= ESTIMATE_SHARE * cpu:
+            # a small cut: one instance's records/s scaled with its CPU, not probed again
+            # (a probe costs a minute or more; the search measures every entry anyway)
+            estimated = sizing.ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,
+                                            figures.input_rate, lower, load, 0.0, "estimated")
+            probes.append(estimated)
+            chosen, _, why = sizing.plan(estimated, runner.rate_of, given_rates=given, cpu_fixed="estimated",
+                                         multiples=multiples)
+            why = f"{why}; one instance's records/s at {lower:g} core estimated in proportion to its CPU"
+            break
     cpu_now = objects_cpu(runner, load, resources)
     cfg.benchmark = original  # apply() sets what was chosen, once
     if not probes:

@@ -144,6 +144,9 @@ class Sizing:
             bound = "" if p.saturated else " at least (not saturated)"
             path = (f"the load path pushed {p.path_rate:,.0f} of {p.load_rate:,.0f} records/s" if p.path_limited
                     else f"the load path kept up with {p.load_rate:,.0f} records/s")
+            if p.source == "estimated":
+                lines.append(f"sizing estimate ({cpu}): one instance {p.per_instance_rate:,.0f} records/s")
+                continue
             lines.append(f"sizing probe ({cpu}): one instance {p.per_instance_rate:,.0f} records/s{bound}; {path}")
         chosen = []
         if self.loads is not None:
