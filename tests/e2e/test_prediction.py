@@ -71,7 +71,7 @@ def test_the_calibrated_probe_measures_its_capacity_and_predicts_the_exact_deman
     data = prediction(tmp_path)
     probe = data["probe"]
     assert probe["saturated"] is True, probe
-    assert probe["source"] == "lag", probe  # the calibrated SUT has no micro-batches
+    assert probe["source"] == "committed", probe  # the calibrated SUT has no micro-batches
     assert probe["per_instance_rate"] == pytest.approx(CAPACITY, rel=0.05), probe
     predicted = {float(e["key"]): e["predicted"] for e in data["entries"]}
     assert predicted == {2500.0: 3}, data

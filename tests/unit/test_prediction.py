@@ -116,7 +116,7 @@ def test_an_unsaturated_probe_is_a_lower_bound() -> None:
 async def test_the_printed_table_shows_the_prediction_and_the_cli_takes_the_flag(
         registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bench.cli.commands import cli
-    from bench.cli.launch import print_table
+    from bench.cli.output import print_table
     from click.testing import CliRunner
 
     outcome, _ = await run(registry, config(tmp_path, True), FakePlatform())

@@ -26,8 +26,9 @@ from bench.analysis.scaling import scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
 from bench.results import tables
 from bench.results.grid import GridTable
-from bench.results.store import read_series
+from bench.results.store import read_series, read_sizing
 from bench.search import prediction
+from bench.search.sizing import Sizing
 
 #: a lag chart draws at most this many points per repetition (thinned evenly)
 MAX_POINTS = 400
@@ -299,6 +300,13 @@ def _predicted_cell(run: RunFiles) -> str:
     return f"{shown}; right {right} of {sum(e.get('hit') is not None for e in entries)}"
 
 
+def _sizing_lines(run: RunFiles) -> list[str]:
+    """How bench sized the run's loads and resources (``exp<id>-sizing.json``): the probes,
+    the values chosen and why; nothing for a run whose values were given."""
+    made = Sizing.from_json(read_sizing(run.directory, run.exp_id))
+    return [] if made is None else made.describe()
+
+
 def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE,
                  grids: Sequence[tuple[int, GridTable]] = ()) -> str:
     analysed = [(run, _analysis(run, confidence)) for run in runs]
@@ -337,6 +345,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE,
         warmup = analysis.settings.warmup if analysis is not None else (run.warmup() or 0.0)
         length = tables.length_note(run.duration(), warmup)  # experiments shorter than the method's
         parts.extend(f'<p class="note">{escape(line.strip())}</p>' for line in length)
+        parts.extend(f'<p class="note">{escape(line.strip())}</p>' for line in _sizing_lines(run))
         parts.append("<h3>scaling efficiency and cost</h3>")
         parts.append(_scaling_section(run, _table_of(run, analysis).table) if run.metric() == "demand"
                      else '<p class="note">capacity run: efficiency and cost are computed for demand runs</p>')

@@ -157,8 +157,11 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
               help="Benchmark YAML (default: the use case's own).")
 @click.option("--execution", "execution_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Execution YAML; command-line options override its fields.")
-@click.option("--loads", metavar="L1,L2,..", help="Load values (e.g. sensors at 1 record/s each).")
-@click.option("--resources", metavar="R1,R2,..", help="Resource values (e.g. Spark instances).")
+@click.option("--loads", metavar="L1,L2,..|auto",
+              help="Load values (e.g. sensors at 1 record/s each). Default (and 'auto'): sized for this machine by "
+                   "a short probe of one instance first, kept in exp<id>-sizing.json.")
+@click.option("--resources", metavar="R1,R2,..|auto",
+              help="Resource values (e.g. Spark instances). Default (and 'auto'): sized by the same probe.")
 @click.option("--load-type", metavar="NAME", help="Load type of the benchmark (default: its first).")
 @click.option("--resource-type", metavar="NAME", help="Resource type of the benchmark (default: its first).")
 @click.option("--load2-type", metavar="NAME",
@@ -296,7 +299,7 @@ def run(**opts: Any) -> None:
         check_expected(prepared, opts, expected_grid)
         if is_grid(prepared):  # two load dimensions: a grid (bench.search.grid)
             with _sigterm_as_ctrl_c():
-                from bench.cli.launch import Progress
+                from bench.cli.output import Progress
 
                 grid_outcome = asyncio.run(run_grid_benchmark(registry, prepared, opts, Progress()))
             sys.exit(grid_done(grid_outcome, opts, expected_grid))
@@ -305,7 +308,7 @@ def run(**opts: Any) -> None:
     except KeyboardInterrupt:
         click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
         sys.exit(130)
-    from bench.cli.launch import print_table
+    from bench.cli.output import print_table
 
     print_table(outcome)
     code = 0

@@ -12,17 +12,15 @@ from __future__ import annotations
 import copy
 import itertools
 import shlex
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bench.analysis.confidence import explain
 from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.platforms import DEFAULT_PLATFORM
+from bench.cli.auto_values import AUTO, auto_size, auto_values, placeholders
 from bench.cli.checks import (
     check_bootstrap_servers,
     check_job_script,
@@ -42,6 +40,7 @@ from bench.cli.checks import (
     use_case_named_by_files,
 )
 from bench.cli.consistency import check_resolved, check_sets_kept, check_strategy
+from bench.cli.output import Progress
 from bench.config import bounds
 from bench.config.config_maps import pending_notes
 from bench.config.files import load_yaml
@@ -71,14 +70,12 @@ from bench.platforms.contract import (
     run_check,
 )
 from bench.plugins import Registry
-from bench.results import tables
 from bench.results.store import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
-from bench.search.prediction import describe as describe_prediction
+from bench.search.sizing import AutoSize
 
-#: Laptop-sized defaults used when neither an execution file nor the use case says
-#: otherwise: a complete demand table in well under 15 minutes on 2 cores.
+#: Defaults where no file or use case says otherwise; values: placeholders until sized (auto_values)
 LAPTOP_EXECUTION: dict[str, Any] = {
     "load": {"loadValues": [2000, 8000]},
     "resources": {"resourceValues": [1, 2]},
@@ -94,6 +91,7 @@ class PreparedRun:
     platform_options: dict[str, Any]
     #: Kafka client security for every client of the run (never written anywhere unredacted)
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)
+    auto: AutoSize | None = None  # loads or resources sized by a probe first (bench.cli.auto_values)
 
 
 def find_use_case(registry: Registry, name: str) -> UseCase:
@@ -124,9 +122,12 @@ def _takes_cli_threshold(registry: Registry, sloType: str, properties: dict[str,
     return slo_type is not None and slo_type.takes_cli_threshold(properties)
 
 
-def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -> dict[str, Any]:
-    """Defaults < use case's defaultExecution < --execution file < command-line options."""
+def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any], auto: list[bool] | None = None
+                   ) -> dict[str, Any]:
+    """Defaults < defaultExecution < --execution < options; ``auto`` gets which values bench sizes."""
     doc: dict[str, Any] = _deep_merge(copy.deepcopy(LAPTOP_EXECUTION), copy.deepcopy(bench.defaultExecution or {}))
+    defaults = placeholders(doc, LAPTOP_EXECUTION)
+    raw: dict[str, Any] | None = None
     doc["benchmark"] = bench.name
     doc["load"] = {**doc.get("load", {}), "loadType": bench.loadTypes[0].typeName}
     doc["resources"] = {**doc.get("resources", {}), "resourceType": bench.resourceTypes[0].typeName}
@@ -141,10 +142,11 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
             if key in raw and not isinstance(raw[key], dict):
                 raise ConfigError(f"execution.{key}: expected a mapping, got {raw[key]!r:.40}")
         doc = _deep_merge(doc, raw)
+    (auto if auto is not None else [])[:] = auto_values(doc, defaults, raw, opts)
     ex = doc.setdefault("execution", {})
-    if (loads := split_floats("loads", opts.get("loads"))) is not None:
+    if opts.get("loads") != AUTO and (loads := split_floats("loads", opts.get("loads"))) is not None:
         doc["load"]["loadValues"] = loads
-    if (res := split_floats("resources", opts.get("resources"))) is not None:
+    if opts.get("resources") != AUTO and (res := split_floats("resources", opts.get("resources"))) is not None:
         doc["resources"]["resourceValues"] = res
     if opts.get("load_type"):
         doc["load"]["loadType"] = opts["load_type"]
@@ -218,8 +220,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         check_object_names(bench.sut.resources + bench.loadGenerator.resources, "benchmark.resources")
         if bench.kafkaConfig.bootstrapServer:
             check_bootstrap_servers(bench.kafkaConfig.bootstrapServer, "benchmark.kafkaConfig.bootstrapServer")
+    auto = [False, False]
     with from_file("--execution", opts.get("execution_file"), opts):
-        doc = _execution_doc(registry, bench, opts)
+        doc = _execution_doc(registry, bench, opts, auto)
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
@@ -275,7 +278,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     from bench.cli.grid import check_grid  # a second load dimension's own checks
 
     check_grid(registry, bench, execution, params, opts)
-    return PreparedRun(use_case, bench, execution, params, options, security)
+    return PreparedRun(use_case, bench, execution, params, options, security, auto_size(auto, params, bench_file))
 
 
 def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
@@ -307,30 +310,6 @@ def prepare_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     return prepared
 
 
-class Progress:
-    """Progress lines on stderr; per-sample ticks overwrite each other on a terminal."""
-
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.last_tick = 0.0
-        self.open_line = False
-
-    def __call__(self, message: str, transient: bool = False) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        if transient and self.tty:
-            print(f"\r\x1b[2K{stamp} {message}", end="", file=sys.stderr, flush=True)
-            self.open_line = True
-            return
-        if transient and time.monotonic() - self.last_tick < 30:
-            return
-        if transient:
-            self.last_tick = time.monotonic()
-        if self.open_line:
-            print(file=sys.stderr, flush=True)
-            self.open_line = False
-        print(f"{stamp} {message}", file=sys.stderr, flush=True)
-
-
 async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> RunOutcome:
     factory = registry.platforms[prepared.platform_options["platform"]]
     platform = factory.create(prepared.platform_options, registry)
@@ -341,7 +320,7 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
         execution=prepared.execution,
         results_dir=results_dir,
         params=prepared.params,
-        resume=bool(opts.get("resume")), predict=bool(opts.get("predict")),
+        resume=bool(opts.get("resume")), predict=bool(opts.get("predict")), auto=prepared.auto,
         retries=1 if opts.get("retries") is None else int(opts["retries"]),
     )
     progress = Progress()
@@ -356,24 +335,6 @@ async def run_benchmark(registry: Registry, prepared: PreparedRun, opts: dict[st
     except Exception as exc:  # noqa: BLE001 - a plot problem must not lose the run's result
         progress(f"plots skipped: {type(exc).__name__}: {exc}")
     return outcome
-
-
-def print_table(outcome: RunOutcome) -> None:
-    print(f"\n{outcome.metric} (exp{outcome.exp_id}):")
-    print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
-    if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
-        print(describe_prediction(outcome.prediction))
-    for r in outcome.errors:  # no verdict: the entries it could change are undecided
-        print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
-    for r in outcome.records:
-        if r.unstable:  # a verdict, but a fragile one (docs/analysis.md)
-            print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
-                  f"{'passed' if r.passed else 'failed'}: {explain(r.slos)}; more repetitions or a longer duration "
-                  "decide it")
-    # experiments shorter than the method's; an SLO judged otherwise than its benchmark states
-    for line in [*tables.length_note(outcome.duration, outcome.warmup), *outcome.slo_notes]:
-        print(line)
-    print(f"results: {outcome.results_dir}/exp{outcome.exp_id}_{outcome.metric}.csv", flush=True)
 
 
 def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ from bench.api import UseCase
 from bench.config.model import Benchmark, Execution
 from bench.results.store import ExperimentRecord
 from bench.search.prediction import Prediction
+from bench.search.sizing import AutoSize, Sizing
 
 
 @dataclass
@@ -27,6 +28,9 @@ class RunConfig:
     #: probe one instance's saturation rate first and start the search at the predicted
     #: demand (``bench.search.prediction``)
     predict: bool = False
+    #: ``--loads auto`` / ``--resources auto`` (the default without loads): size them by
+    #: a probe first (``bench.execution.autosize.AutoSize``); None: the values as given
+    auto: AutoSize | None = None
 
 
 @dataclass
@@ -47,6 +51,8 @@ class RunOutcome:
     #: an SLO the run judged with other properties than its benchmark states
     #: (:func:`bench.results.tables.slo_override_notes`), one line each under the table
     slo_notes: list[str] = field(default_factory=list)
+    #: with loads or resources auto: the probes and what was chosen (``bench.search.sizing``)
+    sizing: Sizing | None = None
 
     @property
     def errors(self) -> list[ExperimentRecord]:

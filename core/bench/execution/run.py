@@ -21,12 +21,13 @@ import structlog
 
 from bench.api import Platform, SearchProblem
 from bench.config.model import BRACKET, SloDef, effective_slos, load_intensity_order
+from bench.execution import autosize
 from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.plugins import Registry
 from bench.results import tables
 from bench.results.environment import EnvironmentRecord
-from bench.results.store import ResultStore
+from bench.results.store import ResultStore, read_sizing, write_sizing
 from bench.search import strategies as search
 from bench.search.bracket import bracket
 from bench.search.prediction import FILE as PREDICTION_FILE
@@ -44,6 +45,7 @@ from bench.search.prediction import (
 )
 from bench.search.prediction import read as read_prediction
 from bench.search.prediction import write as write_prediction
+from bench.search.sizing import Sizing
 from bench.slo.evaluator import SloEvaluator
 
 log = structlog.get_logger("bench.execution.engine")
@@ -84,26 +86,21 @@ class Engine:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
     async def run(self) -> RunOutcome:
+        resuming = self.cfg.resume and self.store.path(f"exp{self.store.id}-execution-configuration.json").exists()
+        sized = self._stored_sizing() if resuming else None  # a resume probes nothing again
         ex = self.cfg.execution
         execution_doc, benchmark_doc = ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json")
-        resuming = self.cfg.resume and self.store.path(f"exp{self.store.id}-execution-configuration.json").exists()
         if resuming:
             self.store.check_configuration(execution_doc, benchmark_doc, self._run_meta())
             self.experiments.remember(self.store.load_previous())
             self.progress(
                 f"resuming exp{self.store.id}: {len(self.experiments.cache)} experiment(s) already measured", False
             )
-        else:
+        elif self.cfg.auto is None:  # sized runs write it once sized
             self.store.write_configuration(execution_doc, benchmark_doc)
         strategy_name, lower_bound = ex.execution.strategy.resolved()
         strategy = self.registry.search_strategies[strategy_name]
-        problem = SearchProblem(
-            loads=load_intensity_order(self.cfg.benchmark, ex),
-            resources=ex.resources.resourceValues,
-            run=self.experiments.run_experiment,
-            metric=ex.execution.metric,
-            lower_bound=lower_bound,
-        )
+        problem = self._problem(lower_bound)
         await self.platform.open()
         try:
             self.environment = EnvironmentRecord.of_platform(
@@ -113,6 +110,11 @@ class Engine:
                 _keep_environment_history(self.environment)
             self.environment.write()
             self.experiments.environment = self.environment
+            if self.cfg.auto is not None and not resuming:
+                sized = await self._size()
+                ex = self.cfg.execution
+                self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
+                problem = self._problem(lower_bound)
             if self.cfg.predict:
                 prediction = await self._predict(problem, resuming)
             else:  # resumed without --predict: its stored prediction is still checked against the table
@@ -155,7 +157,41 @@ class Engine:
         return RunOutcome(self.store.id, ex.execution.metric, table, self.store.experiments, self.cfg.results_dir,
                           notes=built.notes, prediction=prediction, duration=float(ex.execution.duration),
                           warmup=float(ex.execution.warmup),
-                          slo_notes=tables.slo_override_notes(self.cfg.benchmark.slos, self.slos))
+                          slo_notes=tables.slo_override_notes(self.cfg.benchmark.slos, self.slos), sizing=sized)
+
+    def _problem(self, lower_bound: bool) -> SearchProblem:
+        ex = self.cfg.execution
+        return SearchProblem(loads=load_intensity_order(self.cfg.benchmark, ex),
+                             resources=ex.resources.resourceValues, run=self.experiments.run_experiment,
+                             metric=ex.execution.metric, lower_bound=lower_bound)
+
+    async def _size(self) -> Sizing | None:
+        """``--loads auto`` / ``--resources auto``: probe, choose, apply, say and keep it
+        (``bench.execution.autosize``) before the first experiment."""
+        assert self.cfg.auto is not None
+        made = await autosize.measure_sizing(self.experiments, self.cfg, self.cfg.auto, self.progress,
+                                             os.cpu_count() or 1)
+        if made is None:
+            return None
+        autosize.apply(self.cfg, made)
+        write_sizing(self.store.dir, self.store.id, made.to_json())
+        for line in made.describe():
+            self.progress(line, False)
+        return made
+
+    def _stored_sizing(self) -> Sizing | None:
+        """The sizing of the interrupted run, applied as it was: ``--resume`` measures the
+        same loads, resources and CPU limit, and its configuration check compares them."""
+        if self.cfg.auto is None:
+            return None
+        made = Sizing.from_json(read_sizing(self.store.dir, self.store.id))
+        if made is not None:
+            autosize.apply(self.cfg, made)
+            self.progress(f"sizing: from the interrupted run (exp{self.store.id}-sizing.json), not probed again",
+                          False)
+            for line in made.describe():
+                self.progress(line, False)
+        return made
 
     async def _predict(self, problem: SearchProblem, resuming: bool) -> Prediction | None:
         """The probe at the heaviest load with the fewest resources, and the table it predicts.
@@ -177,7 +213,7 @@ class Engine:
                 samples, rate = await self.experiments.probe(load, resources, seconds)
                 probe = measure(samples.series["lag"], float(ex.warmup), load, resources, rate,
                                 samples.series.get("generated-records"), samples.series.get("spark-input-rows"),
-                                samples.series.get("spark-batch-end"))
+                                samples.series.get("spark-batch-end"), samples.series.get("processed-rate"))
             except NOT_FAULTS:
                 raise
             except ProbeInconclusive as exc:

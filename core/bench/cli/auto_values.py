@@ -1,0 +1,60 @@
+"""``--loads auto`` / ``--resources auto`` on the command line and in files: which values
+bench sizes by a probe (:mod:`bench.search.sizing`) and which the user gave."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from bench.search.sizing import AutoSize, Sizing
+
+#: ``--loads auto`` / ``loadValues: auto``: bench sizes the values by a probe (bench.search.sizing)
+AUTO = "auto"
+
+
+def auto_values(doc: dict[str, Any], defaults: dict[str, Any], raw: dict[str, Any] | None,
+                 opts: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether the loads and the resources are left to bench: ``auto`` on the command line
+    or in the execution file, or given nowhere (the use case's defaults are then only
+    placeholders that keep ``--dry-run`` and the checks working). An ``auto`` in the
+    document is replaced by those placeholders."""
+    flags = []
+    for option, key, name in (("loads", "load", "loadValues"), ("resources", "resources", "resourceValues")):
+        in_file = isinstance(raw, dict) and isinstance(raw.get(key), dict) and name in raw[key]
+        auto = opts.get(option) == AUTO or (opts.get(option) is None and (
+            not in_file or (raw or {})[key][name] == AUTO))
+        if doc.get(key, {}).get(name) == AUTO:
+            doc[key][name] = defaults.get(key, {}).get(name)
+        flags.append(auto)
+    return flags[0], flags[1]
+
+
+def cpu_given(params: dict[str, Any], bench_file: Any) -> str | None:
+    """Where the user gave the SUT's CPU limit per instance (sizing never changes it), or None."""
+    for key in params:
+        if key.endswith(".cpuPerInstance"):
+            return f"--set {key}"
+    return "the --benchmark file" if bench_file else None
+
+
+def placeholders(doc: dict[str, Any], laptop: dict[str, Any]) -> dict[str, Any]:
+    """The defaults before any file or option: a use case's ``auto`` takes the laptop
+    values as placeholders (in ``doc`` too) until the probe sizes them."""
+    for key, values in (("load", "loadValues"), ("resources", "resourceValues")):
+        if doc.get(key, {}).get(values) == AUTO:
+            doc[key][values] = copy.deepcopy(laptop[key][values])
+    return copy.deepcopy(doc)
+
+
+def sizing_note(exp_id: int, made: Sizing | None) -> list[str]:
+    """The lines under the printed table of a sized run: that it was sized, and how to
+    give one's own values; the advice where no curve fitted."""
+    if made is None:
+        return []
+    return [f"  sized for this machine (exp{exp_id}-sizing.json): one instance {made.per_instance_rate:,.0f} "
+            "records/s; --loads/--resources give your own", *([f"  {made.advice}"] if made.advice else [])]
+
+
+def auto_size(auto: list[bool], params: dict[str, Any], bench_file: Any) -> AutoSize | None:
+    """The run's sizing request: [loads auto, resources auto] and where a CPU limit was given."""
+    return AutoSize(auto[0], auto[1], cpu_given(params, bench_file)) if any(auto) else None

@@ -1,0 +1,147 @@
+"""Running the sizing probes of ``--loads auto`` / ``--resources auto`` and applying them.
+
+The arithmetic is :mod:`bench.search.sizing`; here the probes run
+(:meth:`ExperimentRunner.probe`, the same short measurement as ``--predict``'s) and the
+run's configuration takes the chosen loads, resources and CPU limit, before any
+experiment and before the configuration files are written, so that those files, the
+result JSON and ``--resume`` all see the sized run. A resumed run reads
+``exp<id>-sizing.json`` back and probes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench.config.model import Benchmark
+from bench.execution.config import ProgressFn, RunConfig
+from bench.execution.deployment import build_objects
+from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
+from bench.patchers.apply import find_kind
+from bench.search import sizing
+from bench.search.prediction import measure, probe_duration
+from bench.search.sizing import AutoSize
+
+#: a lowered CPU limit at least this share of the probed one: one instance's records/s is
+#: estimated in proportion rather than probed again
+ESTIMATE_SHARE = 0.6
+#: records/s per core of this machine the first probe asks for: more than one limited
+#: instance processes, within what a generator and a broker push on a small machine
+#: (ENVIRONMENT: plan 2 cores at <= ~60,000 records/s in total)
+PROBE_RATE_PER_CORE = 10_000.0
+
+
+def sut_cpu(benchmark: Benchmark, objects: list[dict[str, Any]] | None = None) -> float:
+    """The CPU limit per instance the SUT runs at (0: none)."""
+    sut = find_kind(objects if objects is not None else list(benchmark.sut.resources), "BenchSut")
+    try:
+        return float(((sut or {}).get("spec") or {}).get("cpuPerInstance") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def with_cpu(benchmark: Benchmark, cpu: float) -> Benchmark:
+    """The benchmark with its SUT objects' ``cpuPerInstance`` set to ``cpu``."""
+    resources = []
+    for obj in benchmark.sut.resources:
+        if obj.get("kind") == "BenchSut":
+            obj = {**obj, "spec": {**(obj.get("spec") or {}), "cpuPerInstance": cpu}}
+        resources.append(obj)
+    return benchmark.model_copy(update={"sut": benchmark.sut.model_copy(update={"resources": resources})})
+
+
+def apply(cfg: RunConfig, made: sizing.Sizing) -> None:
+    """The run's configuration takes the sized values (the user's stay where given)."""
+    updates: dict[str, Any] = {}
+    ex = cfg.execution
+    if made.loads:
+        updates["load"] = ex.load.model_copy(update={"loadValues": list(made.loads)})
+    if made.resources:
+        updates["resources"] = ex.resources.model_copy(update={"resourceValues": list(made.resources)})
+    if updates:
+        cfg.execution = ex.model_copy(update=updates)
+    if made.cpu_lowered_from is not None:
+        cfg.benchmark = with_cpu(cfg.benchmark, made.cpu)
+
+
+def probe_load(runner: ExperimentRunner, target: float) -> float:
+    """The load value asking about ``target`` records/s (of a stepped load, the heaviest
+    whole value not above it)."""
+    near = sizing.candidates_near(target, runner.rate_of)
+    below = {v: r for v, r in near.items() if r <= target * 1.1} or near
+    if not below:
+        return runner.cfg.execution.load.loadValues[-1]
+    return max(below, key=lambda v: below[v])
+
+
+async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSize, progress: ProgressFn,
+                         cores: int) -> sizing.Sizing | None:
+    """Probe one instance (again at a lower CPU limit where the curve does not fit) and
+    choose; None when no probe gave a figure (the run keeps the use case's loads)."""
+    ex = cfg.execution.execution
+    seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
+    resources = 1.0 if auto.resources else float(cfg.execution.resources.resourceValues[0])
+    load = probe_load(runner, PROBE_RATE_PER_CORE * max(cores, 1))
+    # given resources: only the demands they can show (a load beyond them has none)
+    most = max(cfg.execution.resources.resourceValues)
+    multiples = sizing.MULTIPLES if auto.resources else tuple(m for m in sizing.MULTIPLES if m < most) or (0.5,)
+    given = None if auto.loads else [runner.rate_of(x) for x in cfg.execution.load.loadValues]
+    original = cfg.benchmark
+    original_cpu = objects_cpu(runner, load, resources)
+    cpu_fixed = auto.cpu_fixed or (None if original_cpu > 0 else "the SUT has no CPU limit (cpuPerInstance 0)")
+    probes: list[sizing.ProbeFigures] = []
+    chosen: dict[float, float] = {}
+    why = ""
+    for _ in range(sizing.MAX_PROBES):
+        cpu = objects_cpu(runner, load, resources)
+        progress(f"sizing: probing one instance at {runner.rate_of(load):,.0f} records/s"
+                 f"{f' ({cpu:g} core)' if cpu else ''}, {seconds:.0f} s", False)
+        try:
+            samples, rate = await runner.probe(load, resources, seconds)
+            s = samples.series
+            p = measure(s["lag"], float(ex.warmup), load, resources, rate, s.get("generated-records"),
+                        s.get("spark-input-rows"), s.get("spark-batch-end"), s.get("processed-rate"))
+        except NOT_FAULTS:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed probe keeps the use case's loads
+            progress(f"sizing skipped: the probe gave no figure ({type(exc).__name__}: {exc}); the use case's "
+                     "loads are measured", False)
+            break
+        figures = sizing.ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
+                                      p.seconds, p.source)
+        probes.append(figures)
+        chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
+                                         multiples=multiples)
+        if lower is None:
+            break
+        cfg.benchmark = with_cpu(cfg.benchmark, lower)
+        if figures.saturated and lower >= ESTIMATE_SHARE * cpu:
+            # a small cut: one instance's records/s scaled with its CPU, not probed again
+            # (a probe costs a minute or more; the search measures every entry anyway)
+            estimated = sizing.ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,
+                                            figures.input_rate, lower, load, 0.0, "estimated")
+            probes.append(estimated)
+            chosen, _, why = sizing.plan(estimated, runner.rate_of, given_rates=given, cpu_fixed="estimated",
+                                         multiples=multiples)
+            why = f"{why}; one instance's records/s at {lower:g} core estimated in proportion to its CPU"
+            break
+    cpu_now = objects_cpu(runner, load, resources)
+    cfg.benchmark = original  # apply() sets what was chosen, once
+    if not probes:
+        return None
+    last = probes[-1]
+    capacity = last.per_instance_rate
+    loads = list(chosen) if auto.loads and chosen else None
+    rates = dict(chosen) if loads else {x: runner.rate_of(x) for x in cfg.execution.load.loadValues}
+    resources_out = sizing.resources_for(list(rates.values()), capacity) if auto.resources else None
+    made = sizing.Sizing(probes, loads, resources_out, rates, cpu_now,
+                         original_cpu if not math.isclose(cpu_now, original_cpu) else None, why,
+                         sizing.advice(rates, capacity, cpu_fixed) if auto.loads else None)
+    return made
+
+
+def objects_cpu(runner: ExperimentRunner, load: float, resources: float) -> float:
+    """The CPU limit per instance one experiment's deployment sets (``--set`` applied)."""
+    cfg = runner.cfg
+    return sut_cpu(cfg.benchmark, build_objects(runner.registry, cfg.benchmark, cfg.execution, cfg.params, load,
+                                                resources))

@@ -1,0 +1,344 @@
+"""Loads and resources sized for this machine from one probe, not taken from constants.
+
+One instance of a use case sustains from under 5,000 to over 40,000 records/s on
+machines of one kind (docs/performance.md), so a use case's fixed default loads showed
+a curve on one machine and a flat table on the next. With ``--loads auto`` (the default
+when no loads are given) bench first probes one instance at a heavy load
+(:mod:`bench.search.prediction`): what it processed is its capacity ``c``, what the
+generators wrote is what the load path (generator and broker) pushes. The loads are then
+placed between the capacity boundaries, at :data:`MULTIPLES` (0.5, 1.5, 2.5) x ``c``,
+so that they need 1, 2 and 3 instances and no verdict sits on a boundary, where a
+repetition's noise decides it. Only loads the load path can push are kept.
+
+Where too few of them fit (one instance keeps up with nearly all the load path pushes,
+or the probe did not even saturate it), a lower CPU limit per instance
+(``cpuPerInstance``) makes instances slower and the curve fits again: the probe is
+repeated at the lower limit (:func:`lower_cpu`). Where the limit cannot be lowered (the
+user set it, or the SUT has none), bench says so in one line with what to do.
+
+Everything here is pure arithmetic on the probe's figures and on ``rate_of`` (a load
+value -> its records/s), so it is unit-tested without a machine; the engine
+(:mod:`bench.execution.autosize`) runs the probes and applies the result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: where the loads go, in capacities of one instance: inside the 1st, 2nd and 3rd
+#: instance's share, never on a boundary
+MULTIPLES = (0.5, 1.5, 2.5)
+#: a load is kept clear of a boundary by this share of one instance's capacity: a
+#: stepped load (UC4's levels, 4x apart) takes the nearest value inside
+BOUNDARY_MARGIN = 0.15
+#: of the records/s the load path pushed when it fell behind, the share a load may ask
+#: (a generator more than 1 % short faults the experiment)
+PATH_SHARE = 0.7
+#: the fewest distinct demands a sized run aims at; fewer lower the CPU limit
+MIN_DEMANDS = 2
+#: the lowest CPU limit per instance bench chooses by itself (cores): below it a
+#: micro-batch's fixed cost dominates what an instance does
+MIN_CPU = 0.05
+#: the probes at most, a lowered CPU limit measured again each time
+MAX_PROBES = 3
+FILE = "exp{id}-sizing.json"
+
+
+@dataclass
+class AutoSize:
+    """What the user left to bench (``RunConfig.auto``): the loads, the resources, or both."""
+
+    loads: bool
+    resources: bool
+    #: why the CPU limit per instance may not be lowered (the user gave it), or None
+    cpu_fixed: str | None = None
+
+
+@dataclass
+class ProbeFigures:
+    """One probe as sizing reads it."""
+
+    #: records/s one instance processed (a lower bound when not saturated)
+    per_instance_rate: float
+    saturated: bool
+    #: records/s the load asked for, and what the generators wrote (None: not counted)
+    load_rate: float
+    input_rate: float | None
+    #: the CPU limit per instance it ran at (0: none)
+    cpu: float
+    load: float = 0.0
+    seconds: float = 0.0
+    source: str = ""
+
+    @property
+    def path_limited(self) -> bool:
+        """Whether the load path fell behind the probe's load (it pushed its most)."""
+        return self.input_rate is not None and self.input_rate < 0.95 * self.load_rate
+
+    @property
+    def path_rate(self) -> float:
+        """Records/s the load path pushed: its limit when it fell behind, else a lower bound."""
+        return self.input_rate if self.path_limited and self.input_rate is not None else self.load_rate
+
+    @property
+    def usable_rate(self) -> float:
+        """The heaviest records/s a sized load may ask."""
+        return PATH_SHARE * self.path_rate if self.path_limited else self.path_rate
+
+
+@dataclass
+class Sizing:
+    """What the probes measured and what was chosen from it, kept in ``exp<id>-sizing.json``."""
+
+    probes: list[ProbeFigures]
+    #: the chosen values; None: the user's were kept
+    loads: list[float] | None
+    resources: list[float] | None
+    #: load -> records/s, for the chosen or given loads
+    rates: dict[float, float] = field(default_factory=dict)
+    #: the CPU limit per instance the run uses, and the use case's own one when it was lowered
+    cpu: float = 0.0
+    cpu_lowered_from: float | None = None
+    reason: str = ""
+    #: one line of what to do where bench could not size a curve; None when it could
+    advice: str | None = None
+
+    @property
+    def per_instance_rate(self) -> float:
+        return self.probes[-1].per_instance_rate if self.probes else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"probes": [asdict(p) for p in self.probes], "loads": self.loads, "resources": self.resources,
+                "rates": [[k, v] for k, v in self.rates.items()], "cpuPerInstance": self.cpu,
+                "cpuLoweredFrom": self.cpu_lowered_from, "reason": self.reason, "advice": self.advice}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Sizing | None:
+        """The stored sizing, or None when it does not read as one (``--resume`` probes again)."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            probes = [ProbeFigures(**p) for p in data["probes"]]
+            loads = None if data["loads"] is None else [float(x) for x in data["loads"]]
+            resources = None if data["resources"] is None else [float(x) for x in data["resources"]]
+            rates = {float(k): float(v) for k, v in data.get("rates") or []}
+            cpu = float(data.get("cpuPerInstance") or 0.0)
+            lowered = data.get("cpuLoweredFrom")
+            return cls(probes, loads, resources, rates, cpu, None if lowered is None else float(lowered),
+                       str(data.get("reason") or ""), data.get("advice"))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    def describe(self) -> list[str]:
+        """The lines printed before the first experiment and shown by ``bench report``."""
+        lines = []
+        for p in self.probes:
+            cpu = f"{p.cpu:g} core per instance" if p.cpu else "no CPU limit"
+            bound = "" if p.saturated else " at least (not saturated)"
+            path = (f"the load path pushed {p.path_rate:,.0f} of {p.load_rate:,.0f} records/s" if p.path_limited
+                    else f"the load path kept up with {p.load_rate:,.0f} records/s")
+            if p.source == "estimated":
+                lines.append(f"sizing estimate ({cpu}): one instance {p.per_instance_rate:,.0f} records/s")
+                continue
+            lines.append(f"sizing probe ({cpu}): one instance {p.per_instance_rate:,.0f} records/s{bound}; {path}")
+        chosen = []
+        if self.loads is not None:
+            chosen.append("loads " + ", ".join(f"{x:g} ({self.rates.get(x, 0):,.0f} records/s)" for x in self.loads))
+        if self.resources is not None:
+            chosen.append("resources " + ", ".join(f"{x:g}" for x in self.resources))
+        if self.cpu_lowered_from is not None:
+            chosen.append(f"CPU per instance {self.cpu:g} (the use case's {self.cpu_lowered_from:g})")
+        if chosen:
+            lines.append("sized for this machine: " + "; ".join(chosen))
+        if self.reason:
+            lines.append(f"  why: {self.reason}")
+        if self.advice:
+            lines.append(f"  {self.advice}")
+        return lines
+
+
+RateOf = Callable[[float], float]
+
+
+def demand_of(rate: float, capacity: float) -> int:
+    """Instances a records/s needs at ``capacity`` each."""
+    return max(1, math.ceil(rate / capacity - 1e-9))
+
+
+def clear_of_boundary(rate: float, capacity: float) -> bool:
+    """Whether ``rate`` sits inside an instance's share, at least :data:`BOUNDARY_MARGIN` from its edges."""
+    share = rate / capacity
+    inside = share - math.floor(share)
+    return share > BOUNDARY_MARGIN and BOUNDARY_MARGIN <= inside <= 1.0 - BOUNDARY_MARGIN
+
+
+def two_digits(x: float) -> float:
+    """``x`` rounded to two significant digits: loads a user can read and type again."""
+    if x <= 0:
+        return x
+    scale = 10 ** (math.floor(math.log10(x)) - 1)
+    return round(x / scale) * scale
+
+
+def _valid(rate_of: RateOf, x: float) -> tuple[float, float] | None:
+    """(value, records/s) for ``x``, or for its nearest whole number where the load takes
+    whole values only (sensors); None where neither is a load value."""
+    for value in (x, float(round(x))):
+        if value <= 0:
+            continue
+        try:
+            return value, float(rate_of(value))
+        except Exception:  # noqa: BLE001 - a patcher refusing the value: not a load value
+            continue
+    return None
+
+
+def load_for(rate: float, rate_of: RateOf, lo: float = 1e-3, hi: float = 1e9) -> float | None:
+    """The load value asking ``rate`` records/s of a load type (either direction), two
+    significant digits (whole where it must be); None where no value in [lo, hi] comes near."""
+    bounds = [v for v in (_valid(rate_of, 10.0 ** k) for k in range(round(math.log10(lo)), round(math.log10(hi)) + 1))
+              if v is not None]
+    if len(bounds) < 2:
+        return None
+    (x_lo, r_lo), (x_hi, r_hi) = bounds[0], bounds[-1]
+    increasing = r_hi > r_lo
+    if not min(r_lo, r_hi) <= rate <= max(r_lo, r_hi):
+        return None
+    a, b = math.log(x_lo), math.log(x_hi)
+    for _ in range(80):
+        m = (a + b) / 2
+        got = _valid(rate_of, math.exp(m))
+        if got is None:
+            return None
+        if (got[1] < rate) == increasing:
+            a = m
+        else:
+            b = m
+    found = _valid(rate_of, two_digits(math.exp((a + b) / 2)))
+    return None if found is None else found[0]
+
+
+def whole_candidates(rate_of: RateOf, top: int = 64, most: float = 1e8) -> dict[float, float]:
+    """Whole load values -> their records/s (up to ``most`` records/s), for a load whose
+    steps are coarse (UC4's levels, each 4x the last)."""
+    out: dict[float, float] = {}
+    previous = 0.0
+    for value in range(1, top + 1):
+        try:
+            rate = float(rate_of(float(value)))
+        except (ValueError, TypeError, KeyError, ArithmeticError, OverflowError):
+            continue
+        out[float(value)] = rate
+        if rate > most and rate > previous:
+            break
+        previous = rate
+    return out
+
+
+def candidates_near(target: float, rate_of: RateOf, whole: dict[float, float] | None = None
+                    ) -> dict[float, float]:
+    """Load values -> records/s to choose from for ``target`` records/s: the value that asks
+    it (two digits), or, where the load's steps are too coarse to come within 10 % of
+    it, the whole values (``whole``, computed once by the caller)."""
+    found = load_for(target, rate_of)
+    if found is not None:
+        try:
+            rate = float(rate_of(found))
+        except (ValueError, TypeError, KeyError, ArithmeticError):
+            rate = 0.0
+        if rate > 0 and abs(math.log(rate / target)) < 0.1:
+            return {found: rate}
+    return dict(whole if whole is not None else whole_candidates(rate_of))
+
+
+def choose_loads(capacity: float, usable: float, rate_of: RateOf,
+                 multiples: Sequence[float] = MULTIPLES) -> dict[float, float]:
+    """Load value -> records/s, one per demand of :data:`MULTIPLES` that the load path can
+    push (``usable`` records/s), each clear of the capacity boundaries (the nearest clear
+    value of a stepped load)."""
+    chosen: dict[float, float] = {}
+    demands: set[int] = set()
+    whole: dict[float, float] | None = None
+    for m in multiples:
+        target = m * capacity
+        near = candidates_near(target, rate_of, whole)
+        if len(near) > 1:
+            whole = near
+        fits = [(abs(math.log(r / target)), v, r) for v, r in near.items()
+                if 0 < r <= usable and clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands
+                and v not in chosen]
+        if not fits:
+            continue
+        _, value, rate = min(fits)
+        chosen[value] = rate
+        demands.add(demand_of(rate, capacity))
+    return dict(sorted(chosen.items()))
+
+
+def resources_for(rates: Sequence[float], capacity: float) -> list[float]:
+    """Instances 1 to one above the heaviest load's expected demand: the search finds each
+    demand with room for one wrong guess."""
+    top = max((demand_of(r, capacity) for r in rates), default=1) + 1
+    return [float(n) for n in range(1, top + 1)]
+
+
+def lower_cpu(probe: ProbeFigures, usable: float) -> float | None:
+    """The CPU limit per instance at which :data:`MULTIPLES`' heaviest fits the load path:
+    the SUT's records/s taken as proportional to its CPU (a micro-batch's fixed cost
+    makes it less than proportional: the next probe measures the truth). None where it
+    cannot be lowered (no limit) or would fall below :data:`MIN_CPU`."""
+    if probe.cpu <= 0 or probe.per_instance_rate <= 0:
+        return None
+    wanted = usable / max(MULTIPLES) / probe.per_instance_rate  # <= 1 when too few loads fit
+    if not probe.saturated:
+        wanted *= 0.7  # a lower bound: the instance is faster than it showed
+    cpu = math.floor(probe.cpu * wanted * 1000) / 1000
+    if cpu >= probe.cpu:
+        return None
+    return cpu if cpu >= MIN_CPU else (MIN_CPU if probe.cpu > MIN_CPU else None)
+
+
+def distinct_demands(rates: Sequence[float], capacity: float) -> int:
+    return len({demand_of(r, capacity) for r in rates})
+
+
+def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] | None = None,
+         cpu_fixed: str | None = None, multiples: Sequence[float] = MULTIPLES
+         ) -> tuple[dict[float, float], float | None, str]:
+    """From one probe: (chosen load -> records/s, a lower CPU limit to probe again at or
+    None, why). ``given_rates``: the user's loads' records/s (only resources are sized);
+    ``cpu_fixed``: why the CPU limit may not be lowered (the user set it), or None."""
+    capacity, usable = probe.per_instance_rate, probe.usable_rate
+    if capacity <= 0:
+        return {}, None, "the probe's instance processed nothing"
+    if given_rates is not None:
+        return {}, None, f"resources for the given loads at {capacity:,.0f} records/s per instance"
+    chosen = choose_loads(capacity, usable, rate_of, multiples)
+    enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
+    if probe.saturated and enough:
+        return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in multiples)} x one instance's "
+                              f"{capacity:,.0f} records/s, between the boundaries where verdicts are unstable")
+    why = ("the probe did not saturate one instance" if not probe.saturated else
+           f"one instance takes {capacity:,.0f} of the {usable:,.0f} records/s the load path can push")
+    if cpu_fixed is None:
+        cpu = lower_cpu(probe, usable)
+        if cpu is not None:
+            return chosen, cpu, f"{why}: a lower CPU limit per instance ({cpu:g} core) makes room for a curve"
+    return chosen, None, why
+
+
+def advice(chosen: dict[float, float], capacity: float, cpu_fixed: str | None) -> str | None:
+    """One line of what to do where the sized loads show fewer than :data:`MIN_DEMANDS` demands."""
+    if distinct_demands(list(chosen.values()), capacity) >= MIN_DEMANDS:
+        return None
+    how = (f"{cpu_fixed} keeps the CPU limit; lower it (--set sut.cpuPerInstance=...) or"
+           if cpu_fixed else "the CPU limit cannot be lowered further;")
+    return (f"too few loads fit what the load path can push to show a curve: {how} give loads "
+            "(--loads ...) or more generator instances")

@@ -1,0 +1,171 @@
+"""Loads sized from a probe (bench.search.sizing): between the capacity boundaries, within
+what the load path pushes, with the CPU limit lowered where one instance takes it all."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from bench.analysis.report import build_report
+from bench.analysis.runs import open_run
+from bench.api import ExperimentSpec, Sample
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.engine import Engine, RunConfig
+from bench.search import sizing
+from bench.search.sizing import AutoSize, ProbeFigures, Sizing
+
+from tests.unit import verdict_runs
+from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
+from tests.unit.test_engine import SimClock
+
+
+def sensors(load: float) -> float:
+    """NumSensors at a 1-s period: the load is its records/s."""
+    return load
+
+
+def period(load: float) -> float:
+    """MessagePeriod of 1,000 sensors: a shorter period is more records/s."""
+    return 1000 * 1000.0 / load
+
+
+def levels(load: float) -> float:
+    """UC4's nesting levels of 4 children: whole values only."""
+    return 4.0 ** int(load)  # a parameter of type int: 4.5 levels are 4
+
+
+def probe(capacity: float, *, cpu: float = 0.25, saturated: bool = True, asked: float = 20000,
+          written: float | None = 20000) -> ProbeFigures:
+    return ProbeFigures(capacity, saturated, asked, written, cpu)
+
+
+@pytest.mark.parametrize("rate_of", [sensors, period])
+def test_three_loads_need_one_two_and_three_instances_clear_of_the_boundaries(rate_of: sizing.RateOf) -> None:
+    chosen, lower, _ = sizing.plan(probe(2400), rate_of)
+    assert lower is None
+    demands = [sizing.demand_of(r, 2400) for r in chosen.values()]
+    assert sorted(demands) == [1, 2, 3]
+    for rate in chosen.values():
+        share = rate / 2400 - math.floor(rate / 2400)
+        assert 0.3 <= share <= 0.7, (rate, share)  # near 0.5 of an instance, not at an edge
+
+
+def test_decreasing_loads_come_as_their_values_ascending() -> None:
+    chosen, _, _ = sizing.plan(probe(2400), period)
+    assert list(chosen) == sorted(chosen)
+    assert chosen[min(chosen)] == max(chosen.values())  # the shortest period asks the most
+
+
+def test_loads_the_load_path_cannot_push_are_left_out() -> None:
+    """The generators wrote 7,000 of 20,000: 70 % of that is the heaviest usable load."""
+    chosen, _, _ = sizing.plan(probe(2400, written=7000), sensors)
+    assert max(chosen.values()) <= 4900
+    assert len(chosen) == 2
+
+
+def test_an_instance_that_takes_all_the_path_pushes_gets_a_lower_cpu_limit() -> None:
+    chosen, lower, why = sizing.plan(probe(9000, written=10000), sensors)
+    assert lower is not None and lower < 0.25
+    # at the lower limit, proportionally slower, the heaviest multiple fits the path
+    assert 2.5 * 9000 * lower / 0.25 <= 7000 * 1.001
+    assert "lower CPU limit" in why
+
+
+def test_an_unsaturated_probe_lowers_the_limit_more() -> None:
+    _, saturated, _ = sizing.plan(probe(20000), sensors)
+    _, unsaturated, _ = sizing.plan(probe(20000, saturated=False), sensors)
+    assert saturated is not None and unsaturated is not None and unsaturated < saturated
+
+
+def test_a_cpu_limit_the_user_gave_is_kept_and_the_advice_says_what_to_do() -> None:
+    chosen, lower, _ = sizing.plan(probe(20000, saturated=False), sensors, cpu_fixed="--set sut.cpuPerInstance")
+    assert lower is None
+    advice = sizing.advice(chosen, 20000, "--set sut.cpuPerInstance")
+    assert advice is not None and "--set sut.cpuPerInstance" in advice and "--loads" in advice
+    assert "\n" not in advice
+
+
+def test_no_limit_cannot_be_lowered() -> None:
+    assert sizing.lower_cpu(probe(20000, cpu=0), 14000) is None
+
+
+def test_stepped_loads_take_whole_values_clear_of_boundaries() -> None:
+    assert len(sizing.candidates_near(1500, levels)) > 1 and len(sizing.candidates_near(1500, sensors)) == 1
+    chosen = sizing.choose_loads(capacity=1500, usable=20000, rate_of=levels)
+    assert all(v == int(v) for v in chosen)
+    assert all(sizing.clear_of_boundary(r, 1500) for r in chosen.values())
+    assert len({sizing.demand_of(r, 1500) for r in chosen.values()}) == len(chosen) >= 2
+
+
+def test_load_for_inverts_either_direction_to_two_digits() -> None:
+    assert sizing.load_for(3600, sensors) == 3600
+    assert sizing.load_for(3600, period) == pytest.approx(280)  # 1e6 / 3600 = 277.8
+    assert sizing.two_digits(12345) == 12000
+
+
+def test_resources_leave_room_above_the_heaviest_demand() -> None:
+    assert sizing.resources_for([1200, 3600, 6000], 2400) == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_the_sizing_file_reads_back_as_written() -> None:
+    made = Sizing([probe(2400)], [1200.0, 3600.0], [1.0, 2.0, 3.0], {1200.0: 1200.0, 3600.0: 3600.0}, 0.125,
+                  0.25, "why", None)
+    again = Sizing.from_json(made.to_json())
+    assert again == made
+    assert Sizing.from_json({"probes": "broken"}) is None
+    lines = made.describe()
+    assert any("2,400 records/s" in line for line in lines)
+    assert any("CPU per instance 0.125 (the use case's 0.25)" in line for line in lines)
+
+
+class CommittingPlatform(FakePlatform):
+    """The fake platform with the SUT's committed records per second (``processed-rate``)."""
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        before = self.lag
+        got = await super().sample(spec)
+        gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
+        rate = gen["spec"]["sensors"] * 1000 / gen["spec"]["periodMs"]
+        return Sample(got.timestamp, {**got.values, "processed-rate": rate - (self.lag - before) / self.interval})
+
+
+async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_probe(tmp_path: Path) -> None:
+    """The fake instances process 1,000 records/s each: the loads come out at 500, 1,500
+    and 2,500, the table shows 1, 2, 3; a resume reads the sizing back and probes nothing."""
+    registry = verdict_runs.registry()
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [4500, 6500]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1, 2]},
+        "execution": {"duration": 120, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False}})
+
+    def cfg(resume: bool) -> RunConfig:
+        return RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
+                         results_dir=tmp_path, retries=0, resume=resume, auto=AutoSize(True, True))
+
+    said: list[str] = []
+    clock = SimClock()
+    platform = CommittingPlatform()
+    outcome = await Engine(registry, cfg(False), platform, lambda m, t: said.append(m), clock=clock,
+                           sleep=clock.sleep).run()
+    assert platform.experiments[0] == (20000.0 * (os.cpu_count() or 1) / 2, 1.0)  # the probe, on one instance
+    assert outcome.table == {500.0: 1.0, 1500.0: 2.0, 2500.0: 3.0}
+    assert outcome.sizing is not None and outcome.sizing.resources == [1.0, 2.0, 3.0, 4.0]
+    first = said.index(next(m for m in said if m.startswith("sized for this machine")))
+    assert all("load=" not in m or "probe" in m for m in said[:first])  # said before the first experiment
+    stored = json.loads((tmp_path / f"exp{outcome.exp_id}-sizing.json").read_text())
+    assert stored["loads"] == [500.0, 1500.0, 2500.0]
+    configured = json.loads((tmp_path / f"exp{outcome.exp_id}-execution-configuration.json").read_text())
+    assert configured["load"]["loadValues"] == [500.0, 1500.0, 2500.0]
+    assert "sizing probe" in build_report([open_run(tmp_path)])
+
+    said.clear()
+    again = CommittingPlatform()
+    resumed = await Engine(registry, cfg(True), again, lambda m, t: said.append(m), clock=clock,
+                           sleep=clock.sleep).run()
+    assert again.experiments == []  # every experiment answered from disk, no probe
+    assert resumed.table == outcome.table
+    assert any("not probed again" in m for m in said)

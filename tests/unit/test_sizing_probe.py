@@ -1,0 +1,77 @@
+"""The probe's records/s per instance: what the SUT committed over the probe's own window.
+
+A calibrated SUT of 1,100 records/s per instance probed at 5,200 records/s read 892:
+the generators' count (its own sampling, its own ramp) against the lag's slope. These
+synthetic series reproduce that disagreement; the probe must read 1,100 from the SUT's
+committed offsets whatever the input's count says.
+"""
+
+from __future__ import annotations
+
+import pytest
+from bench.api import Series
+from bench.search import prediction
+
+CAPACITY = 1100.0
+LOAD_RATE = 5200.0
+STEP = 2.0  # s between samples
+
+
+def times(n: int, start: float = 1000.0) -> list[float]:
+    return [start + STEP * i for i in range(n)]
+
+
+def saturated_probe(generated_rate: float) -> dict[str, Series]:
+    """60 s of samples: the input grows the end offsets by 5,200/s, the SUT commits
+    1,100/s, the generators' count reads ``generated_rate``."""
+    t = times(31)
+    lag = Series(t, [(LOAD_RATE - CAPACITY) * (x - t[0]) for x in t])
+    generated = Series(t, [generated_rate * (x - t[0]) for x in t])
+    processed = Series(t[1:], [CAPACITY] * (len(t) - 1))
+    return {"lag": lag, "generated-records": generated, "processed-rate": processed}
+
+
+def test_the_committed_offsets_decide_not_the_generators_count() -> None:
+    series = saturated_probe(generated_rate=4992.0)  # a count 4 % low: the old figure was 892
+    old = prediction.measure(series["lag"], 10.0, 5200, 1, LOAD_RATE, series["generated-records"])
+    assert old.per_instance_rate == pytest.approx(892.0, abs=1)  # the fallback reproduces the old error
+    new = prediction.measure(series["lag"], 10.0, 5200, 1, LOAD_RATE, series["generated-records"],
+                             processed=series["processed-rate"])
+    assert new.source == "committed"
+    assert new.per_instance_rate == pytest.approx(CAPACITY, rel=0.01)
+    assert new.saturated
+
+
+@pytest.mark.parametrize("generated_rate", [4700.0, 5200.0, 6000.0])
+def test_whatever_the_load_the_figure_is_the_capacity(generated_rate: float) -> None:
+    series = saturated_probe(generated_rate)
+    probe = prediction.measure(series["lag"], 10.0, 5200, 2, LOAD_RATE, series["generated-records"],
+                               processed=series["processed-rate"])
+    assert probe.per_instance_rate == pytest.approx(CAPACITY / 2, rel=0.01)
+
+
+def test_only_the_window_after_the_warm_up_counts() -> None:
+    """The SUT joined its group late (nothing committed in the first 10 s) and then read
+    a backlog at 3,000/s until the warm-up ended: none of that is its steady rate."""
+    t = times(31)
+    rates = [0.0 if x - t[0] <= 10 else 3000.0 if x - t[0] <= 20 else CAPACITY for x in t[1:]]
+    lag = Series(t, [4100.0 * (x - t[0]) for x in t])
+    probe = prediction.measure(lag, 20.0, 5200, 1, LOAD_RATE, processed=Series(t[1:], rates))
+    assert probe.per_instance_rate == pytest.approx(CAPACITY, rel=0.01)
+
+
+def test_committed_rate_is_the_growth_over_exactly_the_window() -> None:
+    t = times(6)  # intervals of 2 s; rates 100, 200, 300, 400, 500 over them
+    processed = Series(t[1:], [100.0, 200.0, 300.0, 400.0, 500.0])
+    assert prediction.committed_rate(processed, t[1], t[3]) == pytest.approx(250.0)  # (200*2+300*2)/4
+    assert prediction.committed_rate(processed, t[0], t[5]) == pytest.approx(350.0)  # no time before t[1]
+    assert prediction.committed_rate(processed, t[0], t[5], grid=Series(t, [0.0] * 6)) == pytest.approx(300.0)
+    assert prediction.committed_rate(None, t[0], t[5]) is None
+    assert prediction.committed_rate(Series(t[5:], [1.0]), t[0], t[5]) is None  # too little of the window
+
+
+def test_without_the_sli_the_lag_decides_as_before() -> None:
+    series = saturated_probe(generated_rate=LOAD_RATE)
+    probe = prediction.measure(series["lag"], 10.0, 5200, 1, LOAD_RATE, series["generated-records"])
+    assert probe.source == "lag"
+    assert probe.per_instance_rate == pytest.approx(CAPACITY, rel=0.01)
