@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from bench.cli.commands import cli
 from bench.cli.launch import parse_spark_conf, resolve_run
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.plugins import load_plugins
 from click.testing import CliRunner
 

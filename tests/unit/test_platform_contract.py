@@ -13,7 +13,7 @@ import pytest
 import yaml
 from bench.api import PlatformOption
 from bench.cli.launch import resolve_run
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.plugins import Registry, load_plugins
 
 CORE = Path(__file__).resolve().parents[2] / "core" / "bench"

@@ -20,7 +20,8 @@ from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import message_period_load_type
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.engine import Engine, RunConfig
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 from bench.results import tables
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import bounds, files
+from bench.config.base import BRACKET, ConfigError, StrategyDef
 from bench.config.files import FileError
-from bench.config.model import BRACKET, ConfigError, StrategyDef
 from bench.errors import UserError
 
 #: a host name as Kafka's clients accept it: DNS labels of letters, digits and '-'

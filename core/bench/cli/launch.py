@@ -42,25 +42,16 @@ from bench.cli.checks import (
     use_case_named_by_files,
 )
 from bench.config import bounds
+from bench.config.base import Benchmark, ConfigError, Execution
 from bench.config.config_maps import pending_notes
 from bench.config.files import load_yaml
-from bench.config.model import (
-    Benchmark,
-    ConfigError,
-    Execution,
-    declared_params,
-    kind_of,
-    parse_benchmark,
-    parse_execution,
-    validate_benchmark,
-    validate_deployment_paths,
-    validate_execution,
-    validate_object_params,
-    validate_params,
-)
+from bench.config.model import kind_of, parse_benchmark, parse_execution, validate_benchmark, validate_execution
 from bench.config.options import parse_sets, split_floats
+from bench.config.params import declared_params, validate_deployment_paths, validate_object_params, validate_params
 from bench.errors import UserError
-from bench.execution.engine import Engine, RunConfig, RunOutcome, build_objects
+from bench.execution.config import RunConfig, RunOutcome
+from bench.execution.deployment import build_objects
+from bench.execution.run import Engine
 from bench.platforms.contract import (
     platform_options,
     platform_type,
@@ -372,7 +363,7 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
     objects = build_objects(registry, prepared.benchmark, prepared.execution, prepared.params, load, res)
     render = registry.platforms[prepared.platform_options["platform"]].render
     if render is not None:
-        from bench.execution.engine import merged_params
+        from bench.execution.deployment import merged_params
 
         params = merged_params(prepared.use_case, prepared.benchmark, prepared.execution, objects, prepared.params)
         spec = ExperimentSpec(

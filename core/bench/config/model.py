@@ -8,9 +8,9 @@ registered. Both run before anything starts, as does ``validate_params`` (use-ca
 parameters against what the plugin declared) and ``validate_deployment_paths``
 (``--set OBJECT.FIELD=V`` against the objects).
 
-The models themselves live in :mod:`bench.config.base` and are re-exported here;
-documents in the reference's schema are turned into bench's shape first
-(:mod:`bench.config.reference`).
+The models themselves live in :mod:`bench.config.base` and the parameter checks in
+:mod:`bench.config.params` (import them from there); documents in the reference's
+schema are turned into bench's shape first (:mod:`bench.config.reference`).
 """
 
 from __future__ import annotations
@@ -24,38 +24,15 @@ from pydantic import (
     ValidationError,
 )
 
-from bench.config.base import (  # noqa: F401  (re-exported: callers import them from bench.config.model)
+from bench.config.base import (
     BRACKET,
     STRATEGY_ALIASES,
     Benchmark,
     ConfigError,
-    ConfigOverride,
-    Count,
     Execution,
-    ExecutionParams,
-    KafkaConfig,
-    LoadDef,
-    Number,
-    PatcherRef,
-    PositiveValues,
-    ResourceDef,
-    ResourceSet,
     SloDef,
-    SloOverride,
-    StrategyDef,
-    TopicDef,
-    TypeDef,
     _Model,
     nearest,
-)
-from bench.config.params import (  # noqa: F401  (re-exported: callers import them from bench.config.model)
-    OBJECT_FIELDS,
-    check_param,
-    declared_params,
-    names_of,
-    validate_deployment_paths,
-    validate_object_params,
-    validate_params,
 )
 from bench.config.reference import benchmark_doc, execution_doc, is_reference, refusal
 from bench.plugins import Registry

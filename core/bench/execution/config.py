@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api import UseCase
-from bench.config.model import Benchmark, Execution
+from bench.config.base import Benchmark, Execution
 from bench.results.store import ExperimentRecord
 from bench.search.prediction import Prediction
 

@@ -20,7 +20,8 @@ from typing import Any
 import structlog
 
 from bench.api import Platform, SearchProblem
-from bench.config.model import BRACKET, SloDef, effective_slos, load_intensity_order
+from bench.config.base import BRACKET, SloDef
+from bench.config.model import effective_slos, load_intensity_order
 from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.plugins import Registry
@@ -46,7 +47,7 @@ from bench.search.prediction import read as read_prediction
 from bench.search.prediction import write as write_prediction
 from bench.slo.evaluator import SloEvaluator
 
-log = structlog.get_logger("bench.execution.engine")
+log = structlog.get_logger("bench.execution")
 
 
 class Engine:

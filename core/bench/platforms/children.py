@@ -21,7 +21,7 @@ from typing import Any
 
 from bench import metrics
 from bench.api import GeneratorReport, Sample
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.errors import UserError
 from bench.runtime import instrumentation
 from bench.runtime.host import procs
