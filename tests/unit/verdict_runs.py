@@ -14,9 +14,10 @@ from typing import Any
 
 from bench.api import ExperimentSpec, Sample, message_period_load_type
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.config import RunConfig, RunOutcome, no_progress
+from bench.execution.config import RunConfig, no_progress
 from bench.execution.run import Engine
 from bench.plugins import Registry, load_plugins
+from bench.results.outcome import RunOutcome
 
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
 from tests.unit.test_engine import SimClock

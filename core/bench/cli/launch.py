@@ -49,7 +49,7 @@ from bench.config.model import kind_of, parse_benchmark, parse_execution, valida
 from bench.config.options import parse_sets, split_floats
 from bench.config.params import declared_params, validate_deployment_paths, validate_object_params, validate_params
 from bench.errors import UserError
-from bench.execution.config import RunConfig, RunOutcome
+from bench.execution.config import RunConfig
 from bench.execution.deployment import build_objects
 from bench.execution.run import Engine
 from bench.platforms.contract import (
@@ -61,6 +61,7 @@ from bench.platforms.contract import (
 )
 from bench.plugins import Registry
 from bench.results import tables
+from bench.results.outcome import RunOutcome
 from bench.results.store import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security

@@ -22,11 +22,12 @@ import structlog
 from bench.api import Platform, SearchProblem
 from bench.config.base import BRACKET, SloDef
 from bench.config.model import effective_slos, load_intensity_order
-from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
+from bench.execution.config import ProgressFn, RunConfig, no_progress
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.plugins import Registry
 from bench.results import tables
 from bench.results.environment import EnvironmentRecord
+from bench.results.outcome import RunOutcome
 from bench.results.store import ResultStore
 from bench.search import strategies as search
 from bench.search.bracket import bracket

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.config.base import Benchmark
-from bench.execution.config import RunOutcome
 from bench.results import tables
+from bench.results.outcome import RunOutcome
 from bench.results.store import ExperimentRecord, ResultStore, fmt_value, read_series
 
 
