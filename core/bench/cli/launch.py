@@ -26,17 +26,14 @@ from bench.builtin.platforms import DEFAULT_PLATFORM
 from bench.cli.checks import (
     check_bootstrap_servers,
     check_job_script,
-    check_no_lower_bound,
     check_object_names,
     check_options,
     check_port_free,
-    check_predict,
     check_record_template,
     check_results_dir,
     check_resume,
     check_trigger,
     from_file,
-    parse_spark_conf,
     probe_kafka,
     unknown_use_case,
     use_case_named_by_files,
@@ -65,6 +62,7 @@ from bench.results.outcome import RunOutcome
 from bench.results.store import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
+from bench.search.choice import check_no_lower_bound, check_predict, strategy_named
 from bench.search.prediction import describe as describe_prediction
 
 #: Laptop-sized defaults used when neither an execution file nor the use case says
@@ -145,11 +143,12 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
             ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
     strategy = dict(ex.get("strategy") or {})
     if opts.get("search"):
+        strategy_named(registry, opts["search"])  # a plugin's strategy too; one line naming the known ones
         strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
     if opts.get("lower_bound") is not None:
         strategy["restrictions"] = ["LowerBound"] if opts["lower_bound"] else []
         if not opts["lower_bound"]:
-            check_no_lower_bound(strategy)
+            check_no_lower_bound(registry, strategy)
     if strategy:
         ex["strategy"] = strategy
     given = {key: opts[option] for option, key in bounds.CLI_THRESHOLD_OPTIONS.items() if opts.get(option) is not None}
@@ -209,7 +208,8 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
-    check_predict(bool(opts.get("predict")), execution.execution.strategy.resolved()[0])
+    check_predict(registry, bool(opts.get("predict")),
+                  registry.search_strategies[execution.execution.strategy.resolved()[0]])
     params = parse_sets(opts.get("sets") or ())
     if opts.get("record_template"):
         check_record_template(str(opts["record_template"]))
@@ -220,7 +220,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
     elif opts.get("job_args"):
         raise ConfigError(f"{shlex.join(opts['job_args'])}: arguments after -- are the command line of --job PATH.py")
-    given = {**opts, "spark_conf": parse_spark_conf(opts.get("conf") or ())}
+    given = dict(opts)  # the platforms' options under their declared names (bench.cli.platform_options)
     if not given.get("bootstrap_servers") and ptype.option("bootstrap_servers") is not None:
         given["bootstrap_servers"] = bench.kafkaConfig.bootstrapServer
     declared, complete = declared_params(use_case, registry)

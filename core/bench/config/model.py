@@ -25,7 +25,6 @@ from pydantic import (
 )
 
 from bench.config.base import (
-    BRACKET,
     STRATEGY_ALIASES,
     Benchmark,
     ConfigError,
@@ -207,9 +206,10 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             strategy,
             set(registry.search_strategies) | set(STRATEGY_ALIASES) | {"RestrictionSearch"},
         )
-    if strategy == BRACKET and not lower_bound:
-        raise ConfigError("execution.execution.strategy.restrictions: the bracket search rests on the lower bound "
-                          "(LowerBound); without it use --search linear, binary, initial-guess or full")
+    if registry.search_strategies[strategy].needs_lower_bound and not lower_bound:
+        others = ", ".join(n for n, s in registry.search_strategies.items() if not s.needs_lower_bound)
+        raise ConfigError(f"execution.execution.strategy.restrictions: the {strategy} search rests on the lower bound "
+                          f"(LowerBound); without it use one that does not ({others})")
     for i, config_override in enumerate(execution.configOverrides):
         if config_override.patcher.type not in registry.patchers:
             raise _one_of(
