@@ -142,7 +142,7 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
     Ctrl-C does: the running experiment is torn down, every finished one stays, one line
     says so. Without it the embedded broker's handler turned SIGTERM into SystemExit in
     the middle of the event loop, which printed asyncio's "exception was never retrieved"
-    traceback instead (2026-12-01)."""
+    traceback instead."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
