@@ -2,7 +2,7 @@
 order cancelled, its confidence interval, and what that interval says of a goal.
 
 Why a module of its own: the observer-effect script judges a 2 % goal with pairs that
-spread by several percent (2026-12-04), and these figures are what decides whether its
+spread by several percent, and these figures are what decides whether its
 ratio is a finding or noise; they are tested apart from the script's Spark runs.
 """
 
@@ -26,8 +26,8 @@ def order_balanced(ratios: list[tuple[float, bool]]) -> tuple[float, float] | No
     order's own effect: (ratio, how much more the first run of a pair read than the
     second, whichever side ran first); None without pairs in both orders.
 
-    Why: on 2026-12-01 the first run of every pair read 3-28 % more than the second, in
-    either order (UC1-UC3, 20:51-21:34), so the median of three pairs, two of them in one
+    Why: the first run of a pair has read 3-28 % more than the second, in
+    either order (UC1-UC3), so the median of three pairs, two of them in one
     order, measured the order. The geometric mean over the two orders' mean log ratios
     cancels an effect of the order that multiplies either side alike."""
     first, second = by_order(ratios)
@@ -41,7 +41,7 @@ def balanced_interval(ratios: list[tuple[float, bool]]) -> tuple[float, float] |
     """The confidence interval of :func:`order_balanced`'s ratio; None with fewer than three
     pairs or pairs in one order only.
 
-    Why: two identical sides (an A/A run, 2026-12-04) differed by up to 6.5 % in one pair,
+    Why: two identical sides (an A/A run) differed by up to 6.5 % in one pair,
     so a ratio of four pairs printed alone read as a finding it was not. Each pair's log
     ratio is the effect plus or minus the order's, plus noise; the noise is pooled around
     each order's mean (n - 2 degrees of freedom) and the interval is Student's t."""

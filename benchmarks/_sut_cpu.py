@@ -2,7 +2,7 @@
 
 Why: the SUT's throughput is what the observer effect is about, but two like
 quarter-core SUTs on this machine read within about ±3 % of each other (an A/A run of
-four pairs, 2026-12-04) and one third apart at worst, so four or eight pairs cannot
+four pairs) and one third apart at worst, so four or eight pairs cannot
 tell a 2 % effect from none. Inside its CPU limit a SUT at its quota can only lose to
 bench's instrumentation the CPU the instrumentation itself spends there, which is read
 directly and with no such spread: the offset commits are the one part of it that runs

@@ -12,17 +12,17 @@ its micro-batches run back to back at its maximum rate, through the platform exa
   (``bench.runtime.instrumentation``): no offset commits, no lag, latency or
   informational samplers; only Spark's own progress events are read.
 
-By default (since 2026-12-02) a pair's two sides run at the same time on one broker,
+By default a pair's two sides run at the same time on one broker,
 each with its own topics, generators, consumer group and CPU limit, sampled in turns
 over the same window, so that whatever the machine does in those minutes hits both:
 run one after the other (``--no-together``), pairs drifted by 15-30 % between them,
 more than any instrumentation costs. The order of the two sides' start alternates
 between pairs (A B, B A, ...), and the ratio is taken with the order cancelled
 (:func:`order_balanced`): the first run of a pair read more than the second in either
-order on 2026-12-01. The
+order. The
 figure per run is the rows the query's micro-batches read (the cumulative
 ``spark-input-rows``) between the first and the last batch end after the warm-up
-(``spark-batch-end``, exact; since 2026-12-01, before: the slope of the sampled row
+(``spark-batch-end``, exact, rather than the slope of the sampled row
 count): records read per second of wall time, so whatever the instrumentation costs
 between batches counts. Spark's own
 ``inputRowsPerSecond`` would not do: a windowed query runs no-data batches (to move
@@ -77,9 +77,9 @@ from _pairs import against_goal, balanced_interval, order_balanced
 #: loads far above one quarter-core instance's maximum; UC4's load is a nesting level
 #: (4^7 = 16,384 sensors, one record per sensor and second). A faster 2-core machine's
 #: quarter core kept up with 20,000 UC2 and UC3 records/s and with UC4's 6 levels
-#: (2026-12-01), so these are higher than what the slower machines needed; the run
+#: so these are higher than what the slower machines needed; the run
 #: says when a SUT kept up all the same (:data:`KEPT_UP`).
-#: UC3's is lower since 2026-12-02: with both sides at once, two 60,000-records/s
+#: UC3's is lower: with both sides at once, two 60,000-records/s
 #: generators left each UC3 instance ~2,000 records/s and 3 batch ends per run; at 20,000
 #: it read 6,000-8,700 with 11-15 ends (240-s runs), still far from keeping up. On the
 #: faster machine above it may keep up; the run then says so and takes no ratio, and
@@ -87,22 +87,22 @@ from _pairs import against_goal, balanced_interval, order_balanced
 SATURATING = {"uc1": 80_000.0, "uc2": 60_000.0, "uc3": 20_000.0, "uc4": 7.0}
 #: the quick mode's: two 80,000-records/s generators beside both sides' SUTs left each
 #: UC1 instance ~900-2,500 records/s and 2-3 batch ends in its 25-s window, too few to
-#: measure (2026-12-02); lighter generators leave the SUTs the cores
+#: measure; lighter generators leave the SUTs the cores
 QUICK_LOAD = {"uc1": 20_000.0, "uc2": 20_000.0, "uc3": 20_000.0}
 #: the quick mode's per-trigger cap: uncapped, a saturated UC1 batch outlasted a 25-s window
 QUICK_CAP = 20_000
 #: the quick mode's run and warm-up: with both sides at once, 20 s of warm-up left each
 #: UC1 instance in its start (~1,000 records/s, 2 batch ends from 20 to 45 s at a cap of
-#: 10,000 or 20,000; 2026-12-02), where 40 s reached ~11,000
+#: 10,000 or 20,000), where 40 s reached ~11,000
 QUICK_SECONDS, QUICK_WARMUP = 75.0, 45.0
 #: the per-trigger cap otherwise: batches that end inside the 80-s window several times
-#: (4-6 ends per run for UC1 and UC2 at 200,000, UC4 at 50,000, with both sides at once
-#: on 2026-12-02, UC3 11-15 at 100,000 in 240-s runs; uncapped, one UC1 batch outlasted
+#: (4-6 ends per run for UC1 and UC2 at 200,000, UC4 at 50,000, with both sides at once;
+#: UC3 11-15 at 100,000 in 240-s runs; uncapped, one UC1 batch outlasted
 #: the window)
 DEFAULT_CAP = {"uc1": 200_000, "uc2": 200_000, "uc3": 100_000, "uc4": 50_000}
 MODES = ("instrumented", "bare")
 #: ``--off`` that switches nothing off: an A/A run (both sides instrumented). UC3's A/B
-#: ratio of 0.956 on 2026-12-04 (4 pairs, 0.877-1.044) needs the comparison's own spread
+#: ratio of 0.956 (4 pairs, 0.877-1.044) needs the comparison's own spread
 #: to be read against: whether two identical sides also differ by 4 %.
 AA = "none"
 GOAL = 0.98  # issue 26: instrumented / bare
@@ -150,7 +150,7 @@ MIN_BATCH_ENDS = 3
 #: a SUT reading this share of what the generators wrote kept up: the load was not
 #: saturating, and its figure is the generators' rate, not the SUT's maximum. A machine
 #: several times faster per quarter core kept up with loads chosen as saturating on the
-#: slower ones (UC2 and UC3 with 20,000 records/s, 2026-12-01).
+#: slower ones (UC2 and UC3 with 20,000 records/s).
 KEPT_UP = 0.95
 
 
@@ -179,7 +179,7 @@ def window_rate(samples: list[tuple[float, dict[str, float]]], warmup: float,
     (``spark-batch-end``, :mod:`bench.slo.batch_progress`) where there are two: an exact span.
     The least-squares slope of the sampled row count, a step function of the batches,
     moved with where the 2-s samples fell among 5-13 batch ends, by as much as the effect
-    measured (UC2-UC4 pairs spread 10-17 %, 2026-12-01). Without the driver's batch ends
+    measured (UC2-UC4 pairs spread 10-17 %). Without the driver's batch ends
     (0 returned as their count): that slope."""
     from bench.api import Series
     from bench.slo.batch_progress import rate_between_ends
@@ -244,7 +244,7 @@ def summarize(mode: str, samples: list[tuple[float, dict[str, float]]], warmup: 
     ends = batch_ends(rows)
     # Uncapped micro-batches at saturation grow: each takes all that arrived during the
     # last. On a slower 2-core machine one UC1 batch outlasted the 60 s counted, and the
-    # row count's slope said 0 records/s (2026-11-27, commit 5eaabf4). A rate needs a
+    # row count's slope said 0 records/s. A rate needs a
     # batch ending inside the window on both sides of it; otherwise there is no figure.
     rate, exact = window_rate(samples, warmup, rows)
     ends = exact or ends
@@ -268,7 +268,7 @@ async def measure_together(registry: Any, opts: dict[str, Any], seconds: float, 
     window (one side: :func:`measure`).
 
     Why: run one after the other, the same SUT's reading moved by 15-30 % between pairs
-    and fell by half over an hour (2026-12-01 and 2026-12-02), more than any
+    and fell by half over an hour, more than any
     instrumentation costs; measured together, whatever the machine does in that minute
     it does to both. Both SUTs are started (one after the other: the switch is read
     when a child is spawned) before either side's load begins, so their windows are the
@@ -476,7 +476,7 @@ def main() -> int:
     print(f"lowest ratio instrumented / bare (goal >= {GOAL:g}): {worst:.3f}")
     if args.quick:
         # one short pair shows the measurement runs end to end; it bounds nothing (pairs spread
-        # by 15-30 % on 2026-12-01), so its ratio is printed, not judged
+        # by 15-30 %), so its ratio is printed, not judged
         print("quick mode: one pair, a check that the measurement runs, not of the goal")
         return 0
     return 0 if worst >= GOAL else 1

@@ -406,6 +406,9 @@ class PatcherType:
     name: str
     description: str
     patch: PatcherFn
+    #: the properties ``patch`` reads: another (a misspelt ``factr``) is refused before the
+    #: run; None: undeclared, passed through unchecked
+    properties: tuple[str, ...] | None = None
 
 
 # --------------------------------------------------------------------------- search

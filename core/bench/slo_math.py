@@ -7,7 +7,6 @@ verdict would be worse than none).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -295,96 +294,10 @@ def reference_threshold(properties: Mapping[str, Any], load: float, resources: f
     return factor
 
 
-_TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([LR])|(.))")
-
-
-def _tokens(text: str) -> list[str | float]:
-    out: list[str | float] = []
-    for number_text, variable, other in _TOKEN.findall(text):
-        if number_text:
-            out.append(float(number_text))
-        elif variable:
-            out.append(variable)
-        elif other.strip():
-            if other not in "+-*/^%()":
-                raise ValueError(f"thresholdFromExpression: {text!r}: unexpected {other!r} "
-                                 "(numbers, L, R, + - * / % ^ and parentheses only)")
-            out.append(other)
-    return out
-
-
-def evaluate_expression(text: str, load: float, resources: float) -> float:
-    """An arithmetic expression over L (load value) and R (resource value), without eval.
-
-    Precedence as in the reference's expression library: ``^`` (right-associative) over
-    unary minus over ``* / %`` over ``+ -``; a number directly before L, R or ``(``
-    multiplies (``2L``).
-    """
-    tokens = _tokens(text)
-    pos = 0
-
-    def peek() -> str | float | None:
-        return tokens[pos] if pos < len(tokens) else None
-
-    def take() -> str | float:
-        nonlocal pos
-        if pos >= len(tokens):
-            raise ValueError(f"thresholdFromExpression: {text!r} ends too early")
-        pos += 1
-        return tokens[pos - 1]
-
-    def atom() -> float:
-        token = take()
-        if isinstance(token, float):
-            value = token
-            if peek() in ("L", "R", "("):
-                value *= power()
-            return value
-        if token == "L":
-            return float(load)
-        if token == "R":
-            return float(resources)
-        if token == "(":
-            value = additive()
-            if take() != ")":
-                raise ValueError(f"thresholdFromExpression: {text!r}: missing ')'")
-            return value
-        raise ValueError(f"thresholdFromExpression: {text!r}: unexpected {token!r}")
-
-    def power() -> float:
-        base = atom()
-        if peek() == "^":
-            take()
-            return float(base ** unary())
-        return base
-
-    def unary() -> float:
-        if peek() in ("-", "+"):
-            sign = -1.0 if take() == "-" else 1.0
-            return sign * unary()
-        return power()
-
-    def multiplicative() -> float:
-        value = unary()
-        while peek() in ("*", "/", "%"):
-            op = take()
-            right = unary()
-            if op != "*" and right == 0:
-                raise ValueError(f"thresholdFromExpression: {text!r} divides by zero")
-            value = value * right if op == "*" else value / right if op == "/" else math.fmod(value, right)
-        return value
-
-    def additive() -> float:
-        value = multiplicative()
-        while peek() in ("+", "-"):
-            value = value + multiplicative() if take() == "+" else value - multiplicative()
-        return value
-
-    if not tokens:
-        raise ValueError("thresholdFromExpression: empty expression")
-    result = additive()
-    if pos != len(tokens):
-        raise ValueError(f"thresholdFromExpression: {text!r}: unexpected {tokens[pos]!r}")
-    if not math.isfinite(result):
-        raise ValueError(f"thresholdFromExpression: {text!r} is not finite for L={load:g}, R={resources:g}")
-    return result
+# the expression of thresholdFromExpression: its own module (bench.expressions)
+from bench.expressions import (  # noqa: E402,F401  (re-exported: the SLO types import them from here)
+    ExpressionError,
+    check_expression,
+    evaluate_expression,
+    parse_expression,
+)

@@ -167,7 +167,7 @@ def test_resume_without_a_run(registry: Registry, tmp_path: Path) -> None:
 
 
 def test_a_job_whose_imports_fail(registry: Registry, tmp_path: Path) -> None:
-    script = write(tmp_path, "job.py", "import os\nimport no_such_module_for_bench\n")
+    script = write(tmp_path, "job.py", "import os\nimport no_such_module_for_bench\nos.environ['BENCH_INPUT_TOPIC']\n")
     line = refused(tmp_path, "--job", script)
     assert f"--job {script}: imports no_such_module_for_bench" in line
 

@@ -91,7 +91,7 @@ def test_run_help_teaches() -> None:
         (["--duration", "10", "--warmup", "20"], "warmup (20 s) must be shorter than duration (10 s)"),
         (["--loads", "100,abc"], "--loads: '100,abc' is not a comma-separated list of numbers"),
         (["--resources", "0"], "must be a positive number"),
-        (["--load-type", "Nope"], "--load-type: 'Nope' is not one of NumSensors"),
+        (["--load-type", "Nope"], "--load-type: 'Nope' is not one of MessagePeriod, NumSensors"),
         (["--set", "novalue"], "--set 'novalue': expected KEY=VALUE"),
         (["--threshold", "5", "--threshold-rel-to-load", "0.1"], "exclude each other"),
         (["--platform", "mars"], "--platform: 'mars' is not one of"),

@@ -76,6 +76,11 @@ def test_the_same_options_pass_on_a_platform_that_reads_them(registry: Registry)
     assert "namespace" not in prepared.platform_options
 
 
+#: properties each of these patchers reads (a property it does not read is refused first)
+PLAIN_PROPERTIES = {"LabelPatcher": {"variableName": "x"}, "EnvVarPatcher": {"variableName": "x", "container": "c"},
+                    "ResourceLimitPatcher": {"variableName": "x", "container": "c"}, "ImagePatcher": {"container": "c"}}
+
+
 @pytest.mark.parametrize("patcher", ["LabelPatcher", "EnvVarPatcher", "ResourceLimitPatcher", "ImagePatcher"])
 def test_a_patcher_the_platform_does_not_apply_is_refused_naming_it(
     registry: Registry, tmp_path: Path, patcher: str
@@ -83,7 +88,7 @@ def test_a_patcher_the_platform_does_not_apply_is_refused_naming_it(
     execution = {
         "benchmark": "calibrated",
         "configOverrides": [{"patcher": {"type": patcher, "resource": "sut",
-                                         "properties": {"variableName": "x", "container": "c"}}, "value": "1"}],
+                                         "properties": PLAIN_PROPERTIES[patcher]}, "value": "1"}],
     }
     path = tmp_path / "exec.yaml"
     path.write_text(yaml.safe_dump(execution))

@@ -46,15 +46,32 @@ def analyze(results: str, exp_id: int | None, threshold: float | None, threshold
     from bench.analysis.analyze import analyze as run_analysis
     from bench.analysis.analyze import format_analysis, run_settings, write
     from bench.analysis.runs import open_run
+    from bench.config.base import ConfigError
 
     inputs.check_options(threshold, threshold_rel_to_load, warmup, confidence, threshold_rel_to_rate)
     inputs.check_source(results)
+    if exp_id is None:  # a grid: the grid, then each slice analysed as the run it is
+        from bench.analysis.grid_report import analyze_grid
+
+        if (grid := analyze_grid(results)) is not None:
+            click.echo(grid[0])
+            for slice_id in grid[1]:
+                analyze.callback(results, slice_id, threshold, threshold_rel_to_rate,  # type: ignore[misc]
+                                 threshold_rel_to_load, warmup, metric, confidence, output)
+            return
     run = open_run(results, exp_id)
     inputs.check_run(run)
     inputs.check_warmup(run, warmup)
     settings = run_settings(run, threshold, threshold_rel_to_load, warmup, confidence, threshold_rel_to_rate)
+    if output:
+        inputs.check_output("-o", Path(output), [results])
+        if Path(output).suffix == ".json":  # the JSON goes to OUTPUT with .json: the same file
+            raise ConfigError(f"-o {inputs.shown(output)}: names the table CSV, and the JSON beside it would take "
+                              f"the same name; give {inputs.shown(Path(output).with_suffix('.csv'))}")
+        inputs.check_output("-o", Path(output).with_suffix(".json"), [results])
     result = run_analysis(run, settings, metric)
-    csv_path, json_path = write(result, Path(output) if output else None)
+    with inputs.writing("-o", Path(output or results)):
+        csv_path, json_path = write(result, Path(output) if output else None)
     click.echo(format_analysis(result))
     click.echo(f"written: {csv_path}, {json_path}")
 
@@ -72,13 +89,26 @@ def compare(old: str, new: str) -> None:
     """
     from bench.analysis import inputs
     from bench.analysis.compare import compare_tables, format_comparison, read_table
+    from bench.analysis.grid_report import compare_sources
+    from bench.analysis.runs import open_run
+    from bench.config.base import ConfigError
 
+    if (grids := compare_sources(old, new)) is not None:  # two grids: point by point
+        click.echo(grids[1])
+        if grids[0]:
+            sys.exit(grids[0])
+        return
     tables = []
     for source in (old, new):
         inputs.check_source(source)
         table = read_table(source)
         inputs.check_table(source, table)
         tables.append(table)
+    folders = [open_run(source) for source in (old, new) if not Path(source).is_file()]
+    axes, cases = inputs.differences(folders)
+    if axes or cases:  # a demand of another use case or axis is no regression of this one
+        raise ConfigError(f"cannot compare runs of different {'load or resource types' if axes else 'use cases'} "
+                          f"({axes or cases})")
     comparison = compare_tables(*tables)
     click.echo(format_comparison(comparison, old, new))
     if comparison.regressed:
@@ -99,18 +129,29 @@ def report(results: tuple[str, ...], output: str, confidence: float) -> None:
     generator accuracy, other SLIs, each run's environment, scaling efficiency and cost.
     """
     from bench.analysis import inputs
+    from bench.analysis.grid_report import grids_in
     from bench.analysis.report import build_report
     from bench.analysis.runs import open_run
+    from bench.config.base import ConfigError
     from bench.results.store import atomic_write
 
     inputs.check_options(None, None, None, confidence)
     for source in results:
         inputs.check_source(source)
-    runs = [open_run(r) for r in results]
+    sources, grids = grids_in(list(results))  # a grid: its slices' runs, and its heat map
+    runs = [open_run(r) for r in sources]
     for run in runs:
         inputs.check_run(run)
-    html = build_report(runs, confidence=confidence)
-    atomic_write(Path(output), html)
+    axes, cases = inputs.differences(runs)
+    if axes:  # their graphs would share an axis that means different things
+        raise ConfigError(f"cannot draw runs of different load or resource types on one axis ({axes}); "
+                          "report them separately")
+    inputs.check_output("-o", Path(output), results)
+    html = build_report(runs, confidence=confidence, grids=grids)
+    with inputs.writing("-o", Path(output)):
+        atomic_write(Path(output), html)
+    if cases:
+        click.echo(f"note: the runs are of different use cases ({cases})")
     click.echo(f"report: {output}")
 
 

@@ -10,9 +10,12 @@ a bad input is one line naming the file and row, or the option, and exit code 2.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +135,66 @@ def check_table(source: str, table: Any) -> None:
         if not math.isfinite(key) or (value is not None and not math.isfinite(value)):
             raise ConfigError(f"{source}: row {key:g},{value if value is None else format(value, 'g')} holds a "
                               "number that is not finite")
+
+
+#: a file a run wrote (``exp<N>_...``, ``exp<N>-...``); the analysis's own outputs excepted
+_RUN_FILE = re.compile(r"^exp\d+[-_]")
+_ANALYSIS_FILE = re.compile(r"^exp\d+-analysis")
+
+
+def shown(path: str | Path) -> str:
+    """A path as one line of an error shows it: a newline or other control character in
+    it is escaped, so the message stays one line."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def check_output(flag: str, output: Path, sources: Iterable[str]) -> None:
+    """An output never replaces what a command reads or what a run wrote: not a file of
+    a results folder (``exp<N>-result.json``, a series, a table), not an input named on
+    the command line, not a folder. A run's files are its only record of what was
+    measured; ``bench analyze RUN -o RUN/exp0-result.json`` replaced one silently."""
+    if output.is_dir():
+        raise ConfigError(f"{flag} {shown(output)}: is a folder; give a file name")
+    target = output.resolve()
+    for source in sources:
+        path = Path(source)
+        if not path.exists() and ":" in source:
+            path = Path(source.rpartition(":")[0])
+        if path.is_file() and path.resolve() == target:
+            raise ConfigError(f"{flag} {shown(output)}: is an input of this command; write elsewhere")
+        if path.is_dir() and target.parent == path.resolve() and _RUN_FILE.match(target.name) \
+                and not _ANALYSIS_FILE.match(target.name):
+            raise ConfigError(f"{flag} {shown(output)}: would replace a file of the run in {shown(path)}; write "
+                              "elsewhere (or leave -o out: bench analyze writes exp<id>-analysis-*)")
+
+
+@contextlib.contextmanager
+def writing(flag: str, path: Path) -> Iterator[None]:
+    """A write that fails (a folder that cannot be made, no permission, a full disk) is
+    one line naming the file; :func:`bench.results.store.atomic_write` leaves no part."""
+    try:
+        yield
+    except OSError as exc:
+        raise ConfigError(f"{flag} {shown(path)}: cannot write there: {exc.strerror or exc}") from None
+
+
+def run_kind(run: RunFiles) -> tuple[str | None, str, str]:
+    """(use case, load type, resource type) of a stored run; the use case None when its
+    files do not say."""
+    use_case = (run.benchmark or {}).get("useCase") or (run.execution or {}).get("benchmark")
+    return (str(use_case) if use_case else None), run.load_type(), run.resource_type()
+
+
+def differences(runs: Iterable[RunFiles]) -> tuple[str | None, str | None]:
+    """What differs between runs, as (axes, use cases): axes when their load or resource
+    types differ (their tables and graphs have different axes), use cases when they ran
+    different ones; None where all agree."""
+    kinds = [(run.label, *run_kind(run)) for run in runs]
+    axes = {(load, res) for _, _, load, res in kinds}
+    cases = {case for _, case, _, _ in kinds if case is not None}
+    axis_note = None
+    if len(axes) > 1:
+        axis_note = "; ".join(f"{label}: load {load}, resources {res}" for label, _, load, res in kinds)
+    case_note = ", ".join(f"{label}: {case}" for label, case, _, _ in kinds if case) if len(cases) > 1 else None
+    return axis_note, case_note

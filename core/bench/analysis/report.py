@@ -10,11 +10,13 @@ before the result JSON held them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from html import escape
 from typing import Any
 
 from bench.analysis.analyze import Analysis, ExperimentResult, analyze, run_settings
 from bench.analysis.confidence import DEFAULT_CONFIDENCE
+from bench.analysis.grid_report import report_section
 from bench.analysis.report_slis import human as _human
 from bench.analysis.report_slis import num as _num
 from bench.analysis.report_slis import other_slis_section
@@ -23,6 +25,7 @@ from bench.analysis.runs import RunFiles
 from bench.analysis.scaling import scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
 from bench.results import tables
+from bench.results.grid import GridTable
 from bench.results.store import read_series
 from bench.search import prediction
 
@@ -296,7 +299,8 @@ def _predicted_cell(run: RunFiles) -> str:
     return f"{shown}; right {right} of {sum(e.get('hit') is not None for e in entries)}"
 
 
-def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -> str:
+def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE,
+                 grids: Sequence[tuple[int, GridTable]] = ()) -> str:
     analysed = [(run, _analysis(run, confidence)) for run in runs]
     metrics = sorted({run.metric() for run in runs})
     summary_rows = []
@@ -327,6 +331,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE) -
         parts.append(_scalability_chart([(r, a) for r, a in analysed if r.metric() == metric], metric))
     parts.append('<p class="note">Dashed: linear scaling through the origin and each run\'s first passing point. '
                  "A cross on the top edge: no resource amount passed at that load.</p>")
+    parts.extend(report_section(grid, exp_id) for exp_id, grid in grids)  # bench.analysis.grid_report
     for run, analysis in analysed:
         parts.append(f"<h2>{escape(run.label)}</h2>")
         warmup = analysis.settings.warmup if analysis is not None else (run.warmup() or 0.0)

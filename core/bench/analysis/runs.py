@@ -14,7 +14,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.analysis.reference_names import reference_files
 from bench.api import SloType, trend_slos
@@ -258,6 +260,64 @@ def slo_types() -> Mapping[str, SloType]:
 _TYPES: dict[str, SloType] | None = None
 
 
+class _Stored(BaseModel):
+    """The fields of a stored result the analysis reads, typed strictly: ``"passed":
+    "false"`` is text, not a verdict (a lax parse would read it as a pass). Other fields
+    (of another version or tool) are kept and not read."""
+
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False)
+
+
+class _Generator(_Stored):
+    repetition: int = 0
+    target_rate: float | None = None
+    achieved_rate: float | None = None
+
+
+class _Experiment(_Stored):
+    load: float
+    resources: float
+    passed: bool
+    outcome: Literal["passed", "failed", "error", ""] = ""
+    valid: bool = True
+    generators: list[_Generator] = Field(default_factory=list)
+    slos: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    info: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    faults: list[dict[str, Any]] = Field(default_factory=list)
+    early_stopped: bool = False
+    unstable: bool = False
+    cause: str | None = None
+    cores_per_instance: float | None = None
+
+
+class _Row(_Stored):
+    key: float
+    value: float | None
+    inferred: bool = False
+    undecided: bool = False
+
+
+class _Result(_Stored):
+    experiments: list[_Experiment] = Field(default_factory=list)
+    metric: Literal["demand", "capacity"] | None = None
+    table: list[_Row] | None = None
+    complete: bool = False
+
+
+def check_result(path: Path, doc: dict[str, Any]) -> None:
+    """A result JSON (``exp<id>-result.json``) through the schema above: a hand-edited,
+    truncated or foreign one is one line naming the file and the field."""
+    try:
+        _Result.model_validate(doc)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        got = err.get("input")
+        shown = f" (got {got!r:.40})" if not isinstance(got, dict | list) else ""
+        raise ConfigError(f"{path}: {where}: {err['msg'].lower()}{shown}; was it edited by hand, or written by "
+                          "another tool?") from None
+
+
 def _json(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
@@ -312,6 +372,8 @@ def open_run(path: str | Path, exp_id: int | None = None) -> RunFiles:
         found = SliFile(load, resources, match.group(4), int(match.group(5)), entry)
         (run.sli if match.re is SLI_FILE else run.info).append(found)
     run.result = _json(folder / f"exp{exp_id}-result.json")
+    if run.result is not None:
+        check_result(folder / f"exp{exp_id}-result.json", run.result)
     run.execution = _json(folder / f"exp{exp_id}-execution-configuration.json")
     run.benchmark = _json(folder / f"exp{exp_id}-benchmark-configuration.json")
     run.environment = _json(folder / f"exp{exp_id}-environment.json")

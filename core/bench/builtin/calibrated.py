@@ -13,13 +13,22 @@ capacity x instances x (its partitions / all partitions), so the group has exact
 N x capacity however the 12 partitions split. 12, not more: tansu's CPU use and
 lag noise grow with partitions x small batches (60 partitions drifted by ~1 % of
 the load per second on it).
+
+Two dimensions (:mod:`bench.search.grid`): the number of keys (``NumSensors``: the
+generator's keys, also handed to the SUT as ``keys``) and the message period
+(``MessagePeriod``, ms per key; decreasing), so records/s = keys x 1000 / period. With
+``keyCost`` k > 0 every key costs state upkeep, as a job keeping state per key does:
+an instance processes capacity / (1 + k x keys) records/s, and the demand is
+ceil(keys x 1000 / period x (1 + k x keys) / capacity) (:func:`model_demand`), which
+grows along both axes and not as a function of records/s alone.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from bench.api import ParamSpec, Registrar, UseCase, standard_benchmark
+from bench.api import ParamSpec, Registrar, UseCase, message_period_load_type, standard_benchmark
 from bench.hookspecs import hookimpl
 
 PARTITIONS = 12
@@ -54,14 +63,26 @@ MAIN_JOB: dict[str, Any] = {
 
 
 def default_benchmark() -> dict[str, Any]:
-    return standard_benchmark(
+    doc = standard_benchmark(
         "calibrated",
         {"input": PARTITIONS, "output": OUTPUT_PARTITIONS},
         sut_params={"capacity": 1000},
         generator={"params": {"partitioner": "round-robin"}},
+        load_types=[message_period_load_type()],
         slos=[TREND_SLO],
         default_execution=MAIN_JOB,
     )
+    # the SUT learns the number of keys, for the cost per key (keyCost)
+    sensors = next(t for t in doc["loadTypes"] if t["typeName"] == "NumSensors")
+    sensors["patchers"].append({"type": "ParamPatcher", "resource": "sut", "properties": {"key": "keys"}})
+    return doc
+
+
+def model_demand(keys: float, period_ms: float, capacity: float, key_cost: float = 0.0) -> int:
+    """The instances the calibrated SUT needs for ``keys`` keys each sending every
+    ``period_ms``: what a grid run of it must find at every point (keyCost: see the module)."""
+    rate = keys * 1000.0 / period_ms
+    return math.ceil(rate * (1.0 + key_cost * keys) / capacity - 1e-9)
 
 
 CALIBRATED = UseCase(
@@ -71,13 +92,17 @@ CALIBRATED = UseCase(
     default_benchmark=default_benchmark,
     generator="active-power",
     sut_process="bench.runtime.calibrated_sut",
-    dimensions=("NumSensors",),
+    dimensions=("NumSensors", "MessagePeriod"),
     default_params={"capacity": 1000, "delayMs": 0},
     params=(
         ParamSpec("capacity", float, min=1, doc="records/s one instance processes at most"),
         ParamSpec("capacityMode", str, choices=("share", "instance"),
                   doc="share: the group has N x capacity however partitions split; instance: each has capacity"),
         ParamSpec("sessionTimeoutMs", int, min=1000, doc="consumer session timeout"),
+        ParamSpec("keyCost", float, min=0, doc="share of a record's cost each key adds (state upkeep): an "
+                  "instance processes capacity / (1 + keyCost x keys) records/s; 0: keys cost nothing"),
+        ParamSpec("keys", float, min=0, doc="the number of keys the generator sends (set by the NumSensors load "
+                  "type; for keyCost)"),
         ParamSpec("delayMs", float, min=0, doc="a processed record appears on `output` this many ms later "
                   "(a known processing delay for the latency SLI)"),
     ),

@@ -6,11 +6,41 @@ Implementations live in ``bench.patchers``; this module only registers them.
 
 from __future__ import annotations
 
+import dataclasses
+
 from bench.api import PatcherType, Registrar
 from bench.hookspecs import hookimpl
 from bench.patchers import configmap, env, executor, generic, meta, replicas, resources
 
-PATCHERS = (
+_DECORATED = ("factor", "prefix", "suffix")
+#: the properties each patcher reads (bench.patchers), the reference's names
+PROPERTIES: dict[str, tuple[str, ...]] = {
+    "ReplicaPatcher": (),
+    "ExecutorCoresPatcher": ("container", "factor"),
+    "ExecutorMemoryPatcher": ("container", "factor"),
+    "NumSensorsLoadGeneratorReplicaPatcher": ("loadGenMaxRecords",),
+    "NumNestedGroupsLoadGeneratorReplicaPatcher": ("loadGenMaxRecords", "numSensors"),
+    "DataVolumeLoadGeneratorReplicaPatcher": ("maxVolume", "container", "variableName"),
+    "EnvVarPatcher": ("container", "variableName", "isInitContainer", *_DECORATED),
+    "ResourceLimitPatcher": ("container", "limitedResource", "resource", "variableName", "format", "factor"),
+    "ResourceRequestPatcher": ("container", "requestedResource", "resource", "variableName", "format", "factor"),
+    "ConfigMapYamlPatcher": ("fileName", "variableName", *_DECORATED),
+    "ConfigMapPropertiesPatcher": ("fileName", "variableName", *_DECORATED),
+    "LabelPatcher": ("labelName", "variableName", "label"),
+    "MatchLabelPatcher": ("labelName", "variableName", "label"),
+    "TemplateLabelPatcher": ("labelName", "variableName", "label"),
+    "ServiceSelectorPatcher": ("labelName", "variableName", "label"),
+    "NamePatcher": (),
+    "ImagePatcher": ("container", "pullPolicy"),
+    "NodeSelectorPatcher": ("nodeLabelName", "variableName"),
+    "VolumesConfigMapPatcher": ("volumeName",),
+    "SchedulerNamePatcher": (),
+    "GenericResourcePatcher": ("path", "type", *_DECORATED),
+    "GeneratorLoadPatcher": ("maxPerInstance",),
+    "ParamPatcher": ("key", "variableName", "type", *_DECORATED),
+}
+
+_PATCHERS = (
     PatcherType(
         "ReplicaPatcher",
         "spec.replicas = value (SparkApplication: spec.executor.instances)",
@@ -109,6 +139,8 @@ PATCHERS = (
         generic.param_patcher,
     ),
 )
+
+PATCHERS = tuple(dataclasses.replace(p, properties=PROPERTIES.get(p.name)) for p in _PATCHERS)
 
 
 @hookimpl

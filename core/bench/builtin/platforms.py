@@ -137,11 +137,23 @@ def check_java(options: Mapping[str, Any], use_case: UseCase) -> None:
 
 
 def _embedded_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
+    from bench.runtime.kafka.apache_kafka import heap_problem
     from bench.runtime.kafka.broker import DEFAULT_KIND
 
+    problem = heap_problem()
+    if problem is not None and not options.get("bootstrap_servers"):
+        raise ValueError(problem)
     if (options.get("brokers") or 1) > 1 and (options.get("broker") or DEFAULT_KIND) != "kafka":
         raise ValueError(f"--brokers {options.get('brokers')}: only the embedded Apache Kafka (--broker kafka) "
                          "runs as a cluster")
+
+
+def _kubernetes_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
+    from bench.platforms.kubernetes.options import environment_problem
+
+    problem = environment_problem()
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def _external_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
@@ -224,6 +236,7 @@ PLATFORMS = (
         _kubernetes,
         options=KUBERNETES_OPTIONS,
         capabilities=KUBERNETES,
+        validate=_kubernetes_valid,
         check_host=_kubernetes_host,
         render=_kubernetes_render,
         read_config_maps=_kubernetes_config_maps,

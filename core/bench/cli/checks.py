@@ -193,10 +193,16 @@ def check_job_script(path: str, imports: bool = True) -> None:
     are installed in the Python that will run it, found before the broker and Spark start
     (the import check starts a Python, so ``--dry-run`` and ``bench validate`` skip it)."""
     source = files.read_text(path, "--job")
+    if not any(line.strip() and not line.strip().startswith("#") for line in source.splitlines()):
+        raise ConfigError(f"--job {path}: is empty (no statement); it must hold a PySpark script that reads "
+                          "BENCH_BOOTSTRAP_SERVERS and BENCH_INPUT_TOPIC (docs/own-job.md)")
     try:
         names = script_imports(source, path)
     except SyntaxError as exc:
         raise ConfigError(f"--job {path}: line {exc.lineno}: {exc.msg}") from None
+    if not any(word in source for word in ("BENCH_BOOTSTRAP_SERVERS", "BENCH_INPUT_TOPIC", "kafka")):
+        raise ConfigError(f"--job {path}: never reads Kafka (no BENCH_BOOTSTRAP_SERVERS, BENCH_INPUT_TOPIC or "
+                          "'kafka' in it), so the load would reach nothing it measures; see docs/own-job.md")
     if not names or not imports:
         return
     import json

@@ -117,7 +117,9 @@ class BenchGroup(click.Group):
                 raise
             if ctx.meta.get(VERBOSITY, 0) >= 2:
                 traceback.print_exception(exc)
-            click.echo(f"bench: error: {exc}", err=True)
+            # one line, whatever the message holds (a path with a newline in it)
+            message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+            click.echo(f"bench: error: {message}", err=True)
             ctx.exit(getattr(exc, "exit_code", 2))
 
 
@@ -171,6 +173,13 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 @click.option("--resources", metavar="R1,R2,..", help="Resource values (e.g. Spark instances).")
 @click.option("--load-type", metavar="NAME", help="Load type of the benchmark (default: its first).")
 @click.option("--resource-type", metavar="NAME", help="Resource type of the benchmark (default: its first).")
+@click.option("--load2-type", metavar="NAME",
+              help="A second load dimension (another load type of the benchmark): the demand is measured at every "
+                   "point of --loads x --loads2 (a grid; demand only).")
+@click.option("--loads2", metavar="V1,V2,..", help="Values of the second load dimension (--load2-type).")
+@click.option("--cost", metavar="EXPR",
+              help="With a second dimension: a cost function over L1 and L2 (the two load values), e.g. L1*L2; "
+                   "prints the demand over it and how well the grid collapses onto one curve.")
 @click.option("--duration", type=float, metavar="S", help="Seconds of load per repetition.")
 @click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
 @click.option("--repetitions", type=int, metavar="N", help="Repetitions per experiment.")
@@ -252,23 +261,37 @@ def run(**opts: Any) -> None:
     configure_logging(opts["log_format"], opts["verbose"])
     from bench.cli.launch import prepare_run, run_benchmark
 
-    expected = None
+    expected = expected_grid = None
     if opts.get("expect"):
         from bench.analysis import inputs
         from bench.analysis.compare import read_table
+        from bench.results.grid import grid_file, read_grid
 
         inputs.check_source(opts["expect"])  # before the run: a wrong path or a broken table fails now
-        expected = read_table(opts["expect"])
-        inputs.check_table(opts["expect"], expected)
+        found = grid_file(opts["expect"])
+        if found is not None:  # a grid is expected point by point
+            expected_grid = read_grid(found)
+        else:
+            expected = read_table(opts["expect"])
+            inputs.check_table(opts["expect"], expected)
 
     try:
         registry = _registry()
-        prepared = prepare_run(registry, opts)
+        prepared = prepare_run(registry, {**opts, "expected_metric": expected.metric if expected else None})
         if opts["dry_run"]:
             from bench.cli.launch import dry_run
 
             click.echo(dry_run(registry, prepared, opts))
             return
+        from bench.cli.grid import check_expected, grid_done, is_grid, run_grid_benchmark
+
+        check_expected(prepared, opts, expected_grid)
+        if is_grid(prepared):  # two load dimensions: a grid (bench.search.grid)
+            with _sigterm_as_ctrl_c():
+                from bench.cli.launch import Progress
+
+                grid_outcome = asyncio.run(run_grid_benchmark(registry, prepared, opts, Progress()))
+            sys.exit(grid_done(grid_outcome, opts, expected_grid))
         with _sigterm_as_ctrl_c():
             outcome = asyncio.run(run_benchmark(registry, prepared, opts))
     except KeyboardInterrupt:

@@ -38,11 +38,19 @@ from bench.cli.checks import (
     unknown_use_case,
     use_case_named_by_files,
 )
+from bench.cli.consistency import check_resolved, check_sets_kept, check_strategy
 from bench.config import bounds
 from bench.config.base import Benchmark, ConfigError, Execution
 from bench.config.config_maps import pending_notes
 from bench.config.files import load_yaml
-from bench.config.model import kind_of, parse_benchmark, parse_execution, validate_benchmark, validate_execution
+from bench.config.model import (
+    effective_slos,
+    kind_of,
+    parse_benchmark,
+    parse_execution,
+    validate_benchmark,
+    validate_execution,
+)
 from bench.config.options import parse_sets, split_floats
 from bench.config.params import declared_params, validate_deployment_paths, validate_object_params, validate_params
 from bench.errors import UserError
@@ -138,9 +146,13 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
         doc["load"]["loadType"] = opts["load_type"]
     if opts.get("resource_type"):
         doc["resources"]["resourceType"] = opts["resource_type"]
+    from bench.cli.grid import second_dimension  # --load2-type, --loads2 (bench.search.grid)
+
+    second_dimension(doc, opts)
     for opt in "duration warmup repetitions metric early_stop sample_interval early_sample_interval".split():
         if opts.get(opt) is not None:  # execution.<the option in camelCase>
             ex[opt.split("_")[0] + "".join(w.title() for w in opt.split("_")[1:])] = opts[opt]
+    check_strategy(ex.get("strategy"))
     strategy = dict(ex.get("strategy") or {})
     if opts.get("search"):
         strategy_named(registry, opts["search"])  # a plugin's strategy too; one line naming the known ones
@@ -214,7 +226,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     if opts.get("record_template"):
         check_record_template(str(opts["record_template"]))
     if opts.get("job"):
-        check_job_script(str(opts["job"]), imports=False)
+        check_job_script(str(opts["job"]), imports=bool(opts.get("dry_run")))  # a run checks in prepare_run
         from bench.builtin.job import job_params
 
         params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
@@ -236,6 +248,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "sample_interval": execution.execution.sampleInterval,
         **platform_options(registry, ptype, given),
     }
+    check_resolved(opts, use_case, effective_slos(bench, execution), execution)  # after the platform's refusals
     run_check(ptype.validate, options, use_case)
     check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
     # The deployment paths are checked against the objects without them (setting a
@@ -249,6 +262,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         for load, res in itertools.product(loads, resources):
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
+            check_sets_kept(params, objects, f"at load={fmt_value(load)} resources={fmt_value(res)}")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise
@@ -256,6 +270,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         raise ConfigError(f"load {fmt_value(load)} ({execution.load.loadType}), resources {fmt_value(res)} "
                           f"({execution.resources.resourceType}): the deployment cannot be patched: {exc}; "
                           "check the load and resource values (--loads, --resources)") from None
+    from bench.cli.grid import check_grid  # a second load dimension's own checks
+
+    check_grid(registry, bench, execution, params, opts)
     return PreparedRun(use_case, bench, execution, params, options, security)
 
 

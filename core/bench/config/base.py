@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -59,6 +60,33 @@ def nearest(name: str, known: Iterable[str]) -> str:
     return f"; known: {', '.join(names)}" if names else ""
 
 
+def check_slo_name(name: str) -> str:
+    """An SLO's name is part of its result files' names (``exp0_100_1_sli_<name>_0.csv``):
+    the reference's analysis splits them on ``_``, and a ``/``, a control character or a
+    name such as ``..`` would put the file elsewhere than the results folder."""
+    if not name or "_" in name:
+        raise ValueError(f"SLO name {name!r} must be non-empty and contain no '_'")
+    bad = next((c for c in name if c in "/\\:*?\"<>|" or not c.isprintable()), None)
+    if bad is not None or name.strip(". ") == "" or name != name.strip():
+        shown = f"{bad!r} " if bad is not None else ""
+        raise ValueError(f"SLO name {name!r}: {shown or 'the name '}cannot be part of a file name; use letters, "
+                         "digits, '-', '.' and spaces")
+    if len(name) > 100:
+        raise ValueError(f"SLO name {name[:20]!r}...: at most 100 characters (it is part of file names)")
+    return name
+
+
+def _unique_types(types: list[TypeDef], group: str) -> list[TypeDef]:
+    """A type given twice would be found by its first definition only; the second, with
+    its own patchers, would be silently ignored."""
+    seen: set[str] = set()
+    for typedef in types:
+        if typedef.typeName in seen:
+            raise ValueError(f"{typedef.typeName!r} is given twice in {group}; each type once, with all its patchers")
+        seen.add(typedef.typeName)
+    return types
+
+
 class PatcherRef(_Model):
     type: str
     resource: str = ""
@@ -87,10 +115,7 @@ class SloDef(_Model):
     @field_validator("name")
     @classmethod
     def _no_underscore(cls, v: str) -> str:
-        # Result file names are split on "_" by the reference's analysis code.
-        if "_" in v or not v:
-            raise ValueError(f"SLO name {v!r} must be non-empty and contain no '_'")
-        return v
+        return check_slo_name(v)
 
 
 class TopicDef(_Model):
@@ -129,6 +154,11 @@ class Benchmark(_Model):
     slis: list[dict[str, Any]] = Field(default_factory=list)
     loadTypes: list[TypeDef] = Field(min_length=1)
     resourceTypes: list[TypeDef] = Field(min_length=1)
+
+    @field_validator("loadTypes", "resourceTypes")
+    @classmethod
+    def _types_once(cls, v: list[TypeDef], info: Any) -> list[TypeDef]:
+        return _unique_types(v, str(info.field_name))
     slos: list[SloDef] = Field(default_factory=list)
     kafkaConfig: KafkaConfig = Field(default_factory=KafkaConfig)
     params: dict[str, Any] = Field(default_factory=dict)
@@ -169,6 +199,11 @@ class SloOverride(_Model):
     prometheusUrl: str | None = None
     offset: float | None = None
     query: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _file_name(cls, v: str) -> str:
+        return check_slo_name(v)
 
 
 #: bench's default search (bench.search.bracket): it needs the lower bound
@@ -241,8 +276,19 @@ class Execution(_Model):
     name: str = "execution"
     benchmark: str
     load: LoadDef
+    #: a second load dimension (bench.search.grid): the demand is measured at every
+    #: (load, load2) point; ``loads2`` is accepted as its name too
+    load2: LoadDef | None = Field(default=None, validation_alias=AliasChoices("load2", "loads2"))
     resources: ResourceDef
     slos: list[SloOverride] = Field(default_factory=list)
     execution: ExecutionParams = Field(default_factory=ExecutionParams)
     configOverrides: list[ConfigOverride] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        """Without ``load2`` when there is none: a one-dimensional execution's stored
+        configuration stays what it was (``--resume`` compares it field by field)."""
+        data = super().model_dump(**kwargs)
+        if self.load2 is None:
+            data.pop("load2", None)
+        return data

@@ -178,6 +178,31 @@ def check_thresholds(registry: Any, slo_type: str, properties: Mapping[str, Any]
                 raise BoundError(f"{where}.{key} {_show(properties[key])}: {problem} (as {option} would refuse)")
 
 
+def check_slos(slos: Sequence[Any], duration: float) -> None:
+    """Rules every SLO type shares, checked on the SLOs as the run judges them: a warm-up
+    is a number of seconds within the duration (a longer one leaves no sample, and every
+    experiment would end undecided), and a threshold given as a number is not negative
+    (no dropped-record count, lag slope or latency is below -1; every verdict would be the
+    same). An expression's sign is checked over the load grid (bench.cli.checks)."""
+    from bench.slo_math import THRESHOLD_FORMS
+
+    for slo in slos:
+        where = f"slo {slo.name!r} properties"
+        warmup = slo.properties.get("warmup")
+        if warmup is not None:
+            check_value(WARMUP, warmup, f"{where}.warmup")
+            if float(warmup) >= duration:
+                raise BoundError(f"{where}.warmup {_show(warmup)}: must be shorter than the duration "
+                                 f"({duration:g} s); no sample would be left to judge")
+        for key in THRESHOLD_FORMS:
+            value = slo.properties.get(key)
+            if key == "thresholdFromExpression" or value is None or (isinstance(value, str) and not value.strip()):
+                continue
+            problem = Bound(0, 1e15).problem(value)
+            if problem is not None:
+                raise BoundError(f"{where}.{key} {_show(value)}: {problem}")
+
+
 def check_benchmark(bench: Any, registry: Any = None) -> None:
     """A Benchmark's numbers: topics, SLO thresholds and the fields of its embedded objects."""
     for i, topic in enumerate(bench.kafkaConfig.topics):

@@ -21,6 +21,7 @@ or a merge gone wrong).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -63,8 +64,12 @@ def read_bytes(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
     try:
         info = os.stat(path)
     except FileNotFoundError:
+        if os.path.islink(path):  # the link is there, what it names is not
+            raise FileError(f"{label}: a symbolic link to {os.readlink(path)!r}, which does not exist") from None
         raise FileError(f"{label}: no such file") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileError(f"{label}: a loop of symbolic links (one names another that names it again)") from None
         raise FileError(f"{label}: {exc.strerror or exc}") from None
     if stat.S_ISDIR(info.st_mode):
         raise FileError(f"{label}: is a folder, not a file")

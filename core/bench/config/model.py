@@ -147,6 +147,7 @@ def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
                 where = f"benchmark.{group}[{i}].patchers[{j}]"
                 if patcher.type not in registry.patchers:
                     raise _one_of(f"{where}.type", patcher.type, registry.patchers, registry)
+                check_patcher_properties(where, registry.patchers[patcher.type], patcher.properties)
                 if patcher.resource and object_names and not _selects(patcher.resource, bench):
                     raise _one_of(f"{where}.resource", patcher.resource, object_names)
     seen: set[str] = set()
@@ -159,6 +160,19 @@ def validate_benchmark(bench: Benchmark, registry: Registry) -> None:
         _validate_slo_props(f"benchmark.slos[{i}].properties", registry, slo.sloType, slo.properties)
     from bench.config.bounds import check_benchmark  # sane bounds of every number (docs/bounds.md)
     check_benchmark(bench, registry)
+
+
+def check_patcher_properties(where: str, patcher: Any, properties: dict[str, Any]) -> None:
+    """Properties a patcher does not read (its declared ``properties``) are refused with
+    the nearest name: a misspelt ``factr`` would otherwise be ignored and every
+    experiment patched without its factor."""
+    known = getattr(patcher, "properties", None)
+    if known is None:
+        return
+    for key in properties:
+        if key not in known:
+            hint = nearest(str(key), known) if known else "; this patcher takes no properties"
+            raise ConfigError(f"{where}.properties.{key}: not a property of {patcher.name}{hint}")
 
 
 def _selects(resource: str, bench: Benchmark) -> bool:
@@ -185,6 +199,8 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
     load_types = {t.typeName for t in bench.loadTypes}
     if execution.load.loadType not in load_types:
         raise _one_of("execution.load.loadType", execution.load.loadType, load_types)
+    if execution.load2 is not None:
+        _check_load2(execution, load_types)
     resource_types = {t.typeName for t in bench.resourceTypes}
     if execution.resources.resourceType not in resource_types:
         raise _one_of("execution.resources.resourceType", execution.resources.resourceType, resource_types)
@@ -215,8 +231,34 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             raise _one_of(
                 f"execution.configOverrides[{i}].patcher.type", config_override.patcher.type, registry.patchers
             )
-    from bench.config.bounds import check_execution  # sane bounds of every number (docs/bounds.md)
+        check_patcher_properties(f"execution.configOverrides[{i}].patcher",
+                                 registry.patchers[config_override.patcher.type], config_override.patcher.properties)
+    from bench.config.bounds import check_execution, check_slos  # sane bounds of every number (docs/bounds.md)
     check_execution(execution, bench, registry)
+    check_slos(effective_slos(bench, execution), execution.execution.duration)
+
+
+def _check_load2(execution: Execution, load_types: set[str]) -> None:
+    """A second load dimension (:mod:`bench.search.grid`): another load type of the
+    benchmark, and the demand metric (capacity has no one greatest load on a grid)."""
+    assert execution.load2 is not None
+    if execution.load2.loadType not in load_types:
+        raise _one_of("execution.load2.loadType", execution.load2.loadType, load_types)
+    if execution.load2.loadType == execution.load.loadType:
+        raise ConfigError(f"execution.load2.loadType: {execution.load2.loadType!r} is the first dimension's load "
+                          "type; a second dimension needs another one")
+    if execution.execution.metric != "demand":
+        raise ConfigError("execution.execution.metric: a second load dimension (load2) is measured as demand "
+                          "only; capacity has no one greatest load per resource amount on a grid")
+
+
+def load2_intensity_order(bench: Benchmark, execution: Execution) -> list[float]:
+    """The second dimension's values from least to most load (see :func:`load_intensity_order`)."""
+    if execution.load2 is None:
+        return []
+    values = list(execution.load2.loadValues)
+    load_type = next((t for t in bench.loadTypes if t.typeName == execution.load2.loadType), None)
+    return values[::-1] if load_type is not None and load_type.direction == "decreasing" else values
 
 
 def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:

@@ -8,7 +8,8 @@ demand = ceil(load / capacity): the check that a setup measures correctly.
 ``params["capacityMode"]``: ``share`` (default) gives the group of N instances
 exactly N x capacity, split by partition share (see :meth:`Worker.rebalanced`);
 ``instance`` caps every process at ``capacity``, so an uneven partition split costs
-capacity as it would in a real consumer group.
+capacity as it would in a real consumer group. ``params["keyCost"]`` with
+``params["keys"]``: every key lowers the capacity (:func:`instance_capacity`).
 
 Consumer settings come from what was measured on the embedded brokers: manual
 commits (auto-commit consumers joining one at a time can hang in a rebalance on
@@ -202,9 +203,12 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 
 def instance_capacity(spec: Mapping[str, Any]) -> float:
     """Records/s of one instance: ``capacity`` per core, times the instance's cores
-    (resource type CoresPerInstance), so vertical scaling has a known demand too."""
+    (resource type CoresPerInstance), so vertical scaling has a known demand too;
+    divided by 1 + ``keyCost`` x ``keys`` (each key's state upkeep), so the demand grows
+    with the number of keys beside the records/s (a second load dimension)."""
     params = spec.get("params") or {}
-    return float(params.get("capacity", DEFAULT_CAPACITY)) * max(1, int(spec.get("cores") or 1))
+    per_key = float(params.get("keyCost") or 0.0) * float(params.get("keys") or 0.0)
+    return float(params.get("capacity", DEFAULT_CAPACITY)) * max(1, int(spec.get("cores") or 1)) / (1.0 + per_key)
 
 
 async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.api import message_period_load_type, resource_types
+from bench.api import message_period_load_type, param_load_type, resource_types
 
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
@@ -81,6 +81,8 @@ def default_benchmark() -> dict[str, Any]:
             {"typeName": "NumNestedGroups", "patchers": [_param("nestedGroups"), sensors_patcher]},
             {"typeName": "ChildrenPerGroup", "patchers": [_param("childrenPerGroup"), sensors_patcher]},
             message_period_load_type(),
+            # the tumbling window of every group's aggregation (ms): the work per record at a constant load
+            param_load_type("WindowSize", "windowSizeMs"),
         ],
         "resourceTypes": resource_types(),
         "slos": [{"name": "lag-trend", "sloType": "lag-trend", "properties": {"thresholdRelToRate": 0.01}}],

@@ -10,7 +10,7 @@ SUT processes are found by process group and parent links: every child of bench 
 started in its own session (:func:`bench.runtime.host.procs.spawn`), so the Spark
 driver's JVM shares the driver's group; PySpark's Python workers leave it (their daemon
 makes a group of its own) and are counted as the JVM's descendants
-(:mod:`bench.runtime.host.proctree`; until 2026-11-27 they were missed). RSS is summed over those
+(:mod:`bench.runtime.host.proctree`; counting only the group missed them). RSS is summed over those
 processes (shared pages count once per process: an upper bound). CPU is the growth of
 utime + stime between two samples in cores (1.0 = one core busy); a process that ends
 between samples takes its last ticks with it, so a sample never goes negative but may

@@ -19,6 +19,7 @@ import asyncio
 import base64
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -149,6 +150,15 @@ def _java() -> str:
     if found is None:
         raise KafkaStartError("Apache Kafka needs Java 17+: no java on PATH and no JAVA_HOME")
     return found
+
+
+def heap_problem() -> str | None:
+    """What is wrong with ``BENCH_KAFKA_HEAP``, or None: the JVM takes a size such as
+    512m or 2g, and a heap of "lots" started a broker that died at once."""
+    heap = os.environ.get(HEAP_ENV)
+    if heap is None or re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", heap.strip()):
+        return None
+    return f"{HEAP_ENV}={heap!r}: not a JVM heap size (e.g. 512m or 2g)"
 
 
 def _jvm(jars: KafkaJars, logdir: str, heap: str | None = None) -> list[str]:

@@ -21,7 +21,7 @@ late results are.
 
 Decoding is the sampler's cost, and it runs on the cores the SUT uses. UC3 re-emits
 every updated (sensor, window) aggregate each trigger: 3,158 records/s on average at
-20,000 records/s of input, up to 30,012 in one interval (2026-12-04), which cost bench's
+20,000 records/s of input, up to 30,012 in one interval, which cost bench's
 process about 2 % of one core; a SUT writing a record per input record at a higher rate
 could take the sampler a core, and a busy interval fell behind. So an interval with more than
 :data:`MAX_RECORDS` new records is read as :data:`SEGMENTS` evenly spaced runs of
@@ -29,8 +29,8 @@ records across its offsets (a systematic sample: every part of the interval is
 represented, early and late triggers alike), and the rest is skipped. ``output-rate``
 counts offsets, so it stays exact; the percentiles are those of the sample, and the
 informational SLI ``latency-share`` says which share of the output they were taken from.
-Before (to 2026-12-04) a busy interval was read for 1.5 s and the rest carried over:
-its percentiles were an older interval's, and ``output-rate`` counted only what was read.
+Reading a busy interval for a fixed time and carrying the rest over is what this avoids:
+its percentiles would be an older interval's, and ``output-rate`` would count only what was read.
 """
 
 from __future__ import annotations

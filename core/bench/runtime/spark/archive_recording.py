@@ -19,7 +19,7 @@ from bench.runtime.spark.class_archive import ENV_OFF, archive_path
 def _record(target: Path) -> None:
     """A small batch and streaming job: JSON parsing, aggregation, windows and state
     are what every use case's driver loads at start. Recording the use cases' own
-    warm-ups on a broker was tried (2026-12-04): ten minutes of install for a few
+    warm-ups on a broker was tried: ten minutes of install for a few
     more classes, so the archive keeps to this job."""
     from bench.runtime.spark.session import build_session
 
@@ -67,7 +67,7 @@ def prune(folder: Path, current: Path | None = None) -> list[Path]:
     """Remove the archives no JVM can use again, about 164 MB each: those whose pyspark
     folder is gone (a deleted virtualenv or clone), and those of this pyspark folder
     other than ``current`` (its JARs were installed again, so their times changed).
-    Archives without a note of their folder (recorded before 2026-12-04) are left alone."""
+    Archives without a note of their folder (recorded by an older bench) are left alone."""
     import pyspark
 
     here = [str(f) for f in pyspark.__path__]

@@ -3,7 +3,7 @@
 Why: every repetition starts a fresh Spark driver (as the reference deploys a fresh
 SUT), and on a quarter-core laptop instance most of its start-up is the JVM loading and
 verifying Spark's classes: a session took 12.4 s and its first job 5.0 s; with this
-archive 7.9 s and 3.2 s (medians, 2026-12-04, docs/performance.md, "The driver's
+archive 7.9 s and 3.2 s (medians, docs/performance.md, "The driver's
 class archive"). The archive only maps already-parsed classes into memory; the code the
 JIT compiles, and with it the SUT's throughput, is the same.
 
@@ -13,8 +13,8 @@ Spark's Kafka connector; :mod:`bench.runtime.spark.archive_recording`). Its file
 for (pyspark version and folder, each class-path JAR's size and modification time, the
 ``java`` found): the JVM refuses an archive whose JARs changed, and with ``-Xshare:auto``
 runs without it, silently slower, so a virtualenv installed again at the same path must
-get a new key (CI did exactly that on 2026-12-04: the old archive matched by name, and
-not one class came from it). A missing
+get a new key (CI does exactly that: an archive matched by name alone would be used
+with not one class coming from it). A missing
 archive costs only time, so nothing at run time builds one:
 ``bench.runtime.spark.session`` uses it when it is there.
 """

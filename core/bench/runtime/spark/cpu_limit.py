@@ -53,7 +53,7 @@ class CpuLimit:
         a process group of its own (``os.setpgid(0, 0)``), so a move by process group
         left every Python worker of a SUT that had started before the move (the
         warm-up's) outside the limit, unlimited: UC3's and UC4's Python operators and
-        the Kafka sinks' ``mapInArrow`` ran on free CPU (found 2026-11-27).
+        the Kafka sinks' ``mapInArrow`` ran on free CPU.
         """
         moved: set[int] = set()
         for _ in range(3):  # again: a process forked by one not yet moved during a pass
@@ -91,7 +91,7 @@ class CpuLimit:
     def lift(self) -> None:
         """No quota from now on. The SUT's shutdown after its last sample measures
         nothing, and under its quota a Spark driver took 4.0-6.4 s to stop, against
-        1.1-1.6 s without (UC1-UC4 at a quarter core, 2026-11-29): seconds every
+        1.1-1.6 s without (UC1-UC4 at a quarter core): seconds every
         experiment waited for. Start-up runs unlimited for the same reason."""
         try:
             if self.version == 2:

@@ -191,7 +191,7 @@ WARMUP_VALUE = b"{}"
 WARMUP_RECORDS_PER_PARTITION = 4
 #: A plan that writes to Kafka gets valid measurements, so that its aggregation and state
 #: store run too: with rejected records only, a windowed query's first real micro-batches
-#: at a quarter core took 13-19 s each (UC2 and UC3, 2026-11-27), compiling what the
+#: at a quarter core took 13-19 s each (UC2 and UC3), compiling what the
 #: warm-up never ran, and the lag's saw-tooth of that period made every verdict unstable.
 WARMUP_ROUNDS = 4
 WARMUP_VALID_PER_PARTITION = 2_000
