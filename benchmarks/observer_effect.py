@@ -385,7 +385,7 @@ def main() -> int:
                 "warmup": min(warmup, seconds / 2), "repetitions": 1,
                 "sets": (f"sut.cpuPerInstance={args.cpu_per_instance}",), "connector": args.connector,
                 "platform_name": "embedded", "results_dir": tempfile.mkdtemp(prefix="bench-observer-"),
-                "conf": tuple(args.conf), "bare_conf": tuple(args.bare_conf),
+                "spark_conf": tuple(args.conf), "bare_conf": tuple(args.bare_conf),
             }
             order = MODES if i % 2 == 0 else MODES[::-1]
             cap = caps[plugin]

@@ -97,7 +97,7 @@ def options(args: argparse.Namespace, plugin: str, mode: str, results: Path, exe
         "early_stop": not reference,
         "predict": mode == "predict",
         "sets": sets,
-        "conf": tuple(args.conf),
+        "spark_conf": tuple(args.conf),
         "results_dir": str(results),
         "platform_name": "embedded",
     }

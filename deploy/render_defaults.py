@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from bench.api import UseCase
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.platforms.kubernetes.manifests import render_manifests
-from bench.platforms.base import ExperimentSpec, TopicSpec
 
 HERE = Path(__file__).resolve().parent
 

@@ -430,17 +430,31 @@ class SearchProblem:
     lower_bound: bool = True
 
 
+#: a search's table: demand {load: least passing resource, or None}; capacity
+#: {resource: greatest passing load, or None}
+SearchTable = dict[float, float | None]
+
+
 @dataclass
 class SearchStrategy:
-    """A search strategy.
+    """A search strategy, and what it assumes: the core asks these, never the name, so a
+    plugin's strategy is chosen with ``--search`` like a built-in one.
 
-    For ``demand`` it returns {load: least passing resource, or None}; for
-    ``capacity`` {resource: greatest passing load, or None}.
+    ``from_prediction(problem, guesses)`` is its walk when ``bench run --predict`` starts
+    each key (load, or resource amount for capacity) at a predicted index (``guesses``);
+    None: it cannot start from a prediction and ``--predict`` is refused with it.
     """
 
     name: str
     description: str
-    search: Callable[[SearchProblem], Awaitable[dict[float, float | None]]]
+    search: Callable[[SearchProblem], Awaitable[SearchTable]]
+    #: it rests on demand never falling as the load rises (refused with --no-lower-bound)
+    needs_lower_bound: bool = False
+    from_prediction: Callable[[SearchProblem, Mapping[float, int]], Awaitable[SearchTable]] | None = None
+    #: how it walks from a prediction, for the run's progress line
+    prediction_walk: str = "each walk starting at the prediction"
+    #: it runs every (load, resources) pair and assumes nothing, so no prediction shortens it
+    measures_every_pair: bool = False
 
 
 # --------------------------------------------------------------------------- platforms
@@ -529,7 +543,9 @@ class PlatformOption:
     which options each platform reads. ``name`` is the key in the options mapping;
     ``flag`` the ``bench run`` option that sets it ("" for none: the command line cannot
     set it, so it keeps its default unless a program that prepares the run passes it);
-    ``type`` is ``str``, ``int``, ``float``, ``bool`` or ``dict``.
+    ``type`` is ``str``, ``int``, ``float``, ``bool`` or ``dict`` (``FLAG KEY=VALUE``,
+    repeatable); ``validate(value)`` checks a given value further (ValueError, one line).
+    ``bench run``'s options are generated from these declarations, a plugin's too.
     """
 
     name: str
@@ -540,6 +556,7 @@ class PlatformOption:
     choices: Sequence[Any] = ()
     min: float | None = None
     max: float | None = None
+    validate: Callable[[Any], None] | None = None
 
     def check(self, value: Any, platform: str) -> Any:
         """``value`` as ``type`` (None stays None); ValueError naming the option and the
@@ -550,11 +567,14 @@ class PlatformOption:
         if self.type is bool:
             if not isinstance(value, bool):
                 raise ValueError(f"{where} takes true or false")
-            return value
+            return self._valid(value)
         if self.type is dict:
-            if not isinstance(value, Mapping):
-                raise ValueError(f"{where} takes KEY=VALUE pairs")
-            return dict(value)
+            items = [value] if isinstance(value, str) else [] if isinstance(value, Mapping) else list(value)
+            bad = next((v for v in items if not str(v).partition("=")[0].strip() or "=" not in str(v)), None)
+            if bad is not None:
+                raise ValueError(f"{self.flag or self.name} {bad!r}: the {platform} platform takes KEY=VALUE pairs")
+            pairs = value.items() if isinstance(value, Mapping) else [str(v).partition("=")[::2] for v in items]
+            return self._valid({str(k).strip(): str(v).strip() for k, v in pairs})
         try:
             converted = self.type(value)
         except (TypeError, ValueError):
@@ -565,7 +585,12 @@ class PlatformOption:
             raise ValueError(f"{where} takes at least {self.min:g}")
         if self.max is not None and converted > self.max:
             raise ValueError(f"{where} takes at most {self.max:g}")
-        return converted
+        return self._valid(converted)
+
+    def _valid(self, value: Any) -> Any:
+        if self.validate is not None:
+            self.validate(value)
+        return value
 
 
 @dataclass(frozen=True)

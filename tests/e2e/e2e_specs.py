@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import copy
 
+from bench.api import ExperimentSpec, TopicSpec
 from bench.builtin.calibrated import CALIBRATED, default_benchmark
-from bench.platforms.base import ExperimentSpec, TopicSpec
 
 
 def calibrated_spec(

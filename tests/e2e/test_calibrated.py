@@ -17,8 +17,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from bench.api import Series, SloContext
-from bench.platforms.base import ExperimentSpec
+from bench.api import ExperimentSpec, Series, SloContext
 from bench.platforms.embedded import EmbeddedPlatform
 from bench.plugins import load_plugins
 from e2e_specs import calibrated_spec

@@ -38,7 +38,8 @@ from typing import Any
 import pytest
 from bench.api import DEFAULT_SLO, Series, SloVerdict
 from bench.cli.launch import prepare_run
-from bench.execution.engine import Engine, RunConfig
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.patchers.apply import find_kind
 from bench.slo_math import after_warmup, slope
 

@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 from bench import metrics
-from bench.api import UseCase
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.builtin.calibrated import default_benchmark
-from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.embedded import EmbeddedPlatform, PlatformError
 from bench.runtime.host import procs
 from e2e_specs import calibrated_spec

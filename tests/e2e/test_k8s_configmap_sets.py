@@ -14,8 +14,8 @@ import kmock
 import pytest
 import yaml
 from bench.cli.launch import resolve_run
-from bench.config.model import ConfigError
-from bench.execution.engine import build_objects
+from bench.config.base import ConfigError
+from bench.execution.deployment import build_objects
 from bench.platforms.kubernetes.client import KubeClient
 from bench.plugins import load_plugins
 from kubernetes_asyncio.client import ApiClient, Configuration

@@ -16,8 +16,7 @@ from typing import Any
 
 import kmock
 import pytest
-from bench.api import UseCase
-from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.platforms.kubernetes.client import ForbiddenError, KubeClient, ReadinessTimeout
 from bench.platforms.kubernetes.manifests import ObjectFailed, render_manifests
 from bench.platforms.kubernetes.platform import KubernetesPlatform

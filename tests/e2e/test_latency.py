@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaProducer
+from bench.api import ExperimentSpec, TopicSpec
 from bench.builtin.calibrated import CALIBRATED, default_benchmark
-from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.embedded import EmbeddedPlatform
 from bench.results.store import read_series
 from bench.runtime.kafka.admin import OUTPUT_TOPIC_CONFIG, create_topics, delete_topics

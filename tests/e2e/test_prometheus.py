@@ -157,8 +157,7 @@ async def test_unreachable_server_retries_then_names_the_url() -> None:
 
 
 async def test_kubernetes_platform_samples_lag_from_prometheus(prometheus_url: str) -> None:
-    from bench.api import UseCase
-    from bench.platforms.base import ExperimentSpec, TopicSpec
+    from bench.api import ExperimentSpec, TopicSpec, UseCase
     from bench.platforms.kubernetes.platform import KubernetesPlatform
 
     group = "bench-sut-k8s"

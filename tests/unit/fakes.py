@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
-from bench.api import GeneratorReport, UseCase, standard_benchmark
+from bench.api import ExperimentSpec, GeneratorReport, Sample, UseCase, standard_benchmark
 from bench.builtin.platforms import check_java
-from bench.platforms.base import ExperimentSpec, Sample
 from bench.plugins import Registry, load_plugins
 
 CAPACITY = 1000.0

@@ -114,7 +114,8 @@ def test_a_generic_trend_slo_gets_its_confidence_in_the_run_too(tmp_path: Path) 
     (``SloType.is_trend``), where the verdict's form (a ``median``) left this one
     without a confidence (and without the unstable flag) in every run."""
     from bench.builtin.calibrated import default_benchmark
-    from bench.config.model import ExecutionParams, parse_benchmark
+    from bench.config.base import ExecutionParams
+    from bench.config.model import parse_benchmark
     from bench.plugins import load_plugins
     from bench.slo.evaluator import SloEvaluator
 
@@ -141,7 +142,7 @@ def test_a_generic_trend_slo_gets_its_confidence_in_the_run_too(tmp_path: Path) 
 
 def test_the_printed_table_names_unstable_experiments(tmp_path: Path, capsys: object) -> None:
     from bench.cli.output import print_table
-    from bench.execution.engine import RunOutcome
+    from bench.results.outcome import RunOutcome
 
     shaky = ExperimentRecord(load=2000, resources=1, passed=True, unstable=True, outcome="passed")
     firm = ExperimentRecord(load=4000, resources=2, passed=True, outcome="passed")
@@ -155,7 +156,7 @@ def test_the_printed_unstable_line_says_which_slo_by_how_much_and_why(tmp_path: 
     """Not a generic "disagree, noise or step": the figures of the SLO that made it
     unstable, so a user sees whether the verdict missed by a little or by a lot."""
     from bench.cli.output import print_table
-    from bench.execution.engine import RunOutcome
+    from bench.results.outcome import RunOutcome
 
     record = _record(ResultStore(tmp_path, 0), [1990.0, 1995.0, 1998.0], threshold=2000.0, noise=5000.0)
     conf = record.slos["lag-trend"]["confidence"]

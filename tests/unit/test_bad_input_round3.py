@@ -149,7 +149,8 @@ def test_execution_files(registry: Registry, tmp_path: Path, doc: dict[str, Any]
 def _stored_run(directory: Path, load_type: str = "NumSensors", use_case: str = "fake") -> Path:
     """A complete run as the engine writes it, on the fake platform in simulated time."""
     from bench.config.model import parse_benchmark, parse_execution
-    from bench.execution.engine import Engine, RunConfig
+    from bench.execution.config import RunConfig
+    from bench.execution.run import Engine
 
     from .fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
     from .test_engine import SimClock

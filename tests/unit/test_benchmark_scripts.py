@@ -324,7 +324,7 @@ def test_the_observer_script_runs_both_sides_at_once_by_default_with_each_use_ca
     confs: list[tuple[str, ...]] = []
 
     async def with_conf(registry: Any, opts: dict[str, Any], *args: Any, **kw: Any) -> dict[str, Any]:
-        confs.append(opts["conf"])
+        confs.append(opts["spark_conf"])
         return await together(registry, opts, cap=kw.get("cap"))
 
     monkeypatch.setattr(observer, "measure_together", with_conf)
@@ -335,7 +335,7 @@ def test_the_observer_script_runs_both_sides_at_once_by_default_with_each_use_ca
     assert f"--conf {jit}" in capsys.readouterr().out
     jit_key, jit_value = jit.split("=", 1)
     opts = {"plugin": "uc3", "loads": "20000", "resources": "1", "platform_name": "embedded",
-            "conf": ("spark.sql.shuffle.partitions=3",), "bare_conf": (jit,)}
+            "spark_conf": ("spark.sql.shuffle.partitions=3",), "bare_conf": (jit,)}
     sides = {mode: observer.experiment(verdict_runs.registry(), opts, mode, None) for mode in observer.MODES}
     inst, bare = (sides[mode][0].spark_conf(sides[mode][1]) for mode in observer.MODES)
     assert jit_key not in inst and bare[jit_key] == jit_value  # --bare-conf reaches the bare side only

@@ -215,7 +215,7 @@ def test_a_misspelt_hook_marks_its_plugin_broken_and_duplicates_warn(caplog: pyt
 def test_exit_code_says_whether_every_experiment_got_a_verdict(monkeypatch: pytest.MonkeyPatch,
                                                                tmp_path: Path) -> None:
     import bench.cli.launch
-    from bench.execution.engine import RunOutcome
+    from bench.results.outcome import RunOutcome
     from bench.results.store import ExperimentRecord
 
     records = [ExperimentRecord(1000, 1, passed=True)]
@@ -246,7 +246,7 @@ def test_a_table_of_experiments_shorter_than_the_methods_says_so(monkeypatch: py
     """UC1's 5,000 records/s needed 2 instances in 90-s experiments and 1 in 300-s ones
     (docs/performance.md): the printed table says which experiments it is the verdict of."""
     import bench.cli.launch
-    from bench.execution.engine import RunOutcome
+    from bench.results.outcome import RunOutcome
     from bench.results.store import ExperimentRecord
 
     async def run_benchmark(registry: object, prepared: object, opts: object) -> RunOutcome:

@@ -20,7 +20,7 @@ from bench.analysis.analyze import stored_evidence
 from bench.analysis.confidence import RepetitionFit, evidence, judge, with_evidence
 from bench.api import Series
 from bench.config.model import parse_benchmark
-from bench.execution.engine import Engine
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 from bench.results.store import Repetition, ResultStore
 

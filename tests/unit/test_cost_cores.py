@@ -11,8 +11,9 @@ from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.analysis.scaling import scaling_rows
 from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.config import RunConfig
 from bench.execution.deployment import instance_cores
-from bench.execution.engine import Engine, RunConfig
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from bench.api import SearchProblem
 from bench.cli.launch import PreparedRun, prepare_run
-from bench.config.model import Execution
+from bench.config.base import Execution
 from bench.execution.deployment import build_objects, merged_params
 from bench.execution.experiments import _OVERHEAD_S
 from bench.patchers.apply import find_kind, load_rate

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 from bench.api import Series
 from bench.cli.launch import resolve_run
-from bench.config.model import ExecutionParams, SloDef, parse_benchmark, parse_execution
-from bench.execution.engine import Engine, RunConfig
+from bench.config.base import ExecutionParams, SloDef
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 from bench.results.store import read_series
 from bench.slo import early_stop

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from bench.api import Series, SloContext, UseCase
-from bench.config.model import ExecutionParams, SloDef
+from bench.config.base import ExecutionParams, SloDef
 from bench.plugins import load_plugins
 from bench.slo import early_rules, early_stop
 from bench.slo.lag_batches import lag_cycle
@@ -266,7 +266,8 @@ class WavePlatform:
 
 async def test_the_engine_ends_windowed_repetitions_early_with_the_same_table(tmp_path: Any) -> None:
     from bench.config.model import parse_benchmark, parse_execution
-    from bench.execution.engine import Engine, RunConfig
+    from bench.execution.config import RunConfig
+    from bench.execution.run import Engine
 
     from tests.unit.fakes import FAKE_USE_CASE, fake_benchmark
     from tests.unit.test_engine import SimClock

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from bench.api import Series
-from bench.config.model import ExecutionParams, SloDef
+from bench.config.base import ExecutionParams, SloDef
 from bench.plugins import load_plugins
 from bench.slo import early_rules, early_stop
 

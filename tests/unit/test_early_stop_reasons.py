@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench.execution.engine import Engine
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 
 from .fakes import FAKE_USE_CASE, FakePlatform

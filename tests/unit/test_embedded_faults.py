@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.api import ExperimentSpec, TopicSpec
 from bench.platforms.children import lag_failure
 from bench.platforms.embedded import GENERATOR_STALL_S, Child, EmbeddedPlatform, PlatformError, _Run
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from bench.cli.commands import cli
-from bench.config.model import declared_params
+from bench.config.params import declared_params
 from bench.plugins import Registry
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 from bench.analysis.grid_report import collapse, compare_grids, cost_of, format_grid, report_section
+from bench.api import ExperimentSpec, Sample
 from bench.builtin.calibrated import CALIBRATED, default_benchmark, model_demand
-from bench.config.model import ConfigError, parse_benchmark, parse_execution, validate_execution
+from bench.config.base import ConfigError
+from bench.config.model import parse_benchmark, parse_execution, validate_execution
 from bench.errors import UserError
-from bench.execution.engine import RunConfig
+from bench.execution.config import RunConfig
 from bench.execution.grid_run import GridEngine, check_grid_options
-from bench.platforms.base import ExperimentSpec, Sample
 from bench.plugins import load_plugins
 from bench.results.grid import GridTable, grid_file, read_grid
 from bench.runtime.calibrated_sut import instance_capacity

@@ -16,7 +16,8 @@ import bench.api
 import bench.hookspecs
 import pytest
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.engine import Engine, RunConfig
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.hookspecs import hookimpl
 from bench.plugins import load_plugins
 

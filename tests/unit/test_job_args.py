@@ -14,7 +14,7 @@ import pytest
 from bench.builtin.job import check_job_args, job_params
 from bench.cli.commands import cli
 from bench.cli.launch import resolve_run
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.plugins import load_plugins
 from bench.runtime.spark import user_job
 from bench.runtime.spark.user_job import ScriptThread, inject_kafka_options, job_argv

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from bench.cli.commands import cli
-from bench.cli.launch import parse_spark_conf, resolve_run
-from bench.config.model import ConfigError
+from bench.cli.launch import resolve_run
+from bench.config.base import ConfigError
 from bench.plugins import load_plugins
 from click.testing import CliRunner
 
@@ -39,7 +39,7 @@ def test_job_runs_the_job_use_case_with_the_script_and_template(tmp_path: Path) 
         ({}, r"bench run needs --plugin NAME .* or --job PATH\.py"),
         ({"plugin": "uc1", "record_template": "t.json"}, "--record-template needs --job"),
         ({"job": "nope.py"}, "--job nope.py: no such file"),
-        ({"plugin": "uc1", "conf": ["spark.x=1"], "platform_name": "kubernetes", "spark_master": "spark://h:1"},
+        ({"plugin": "uc1", "spark_conf": ["spark.x=1"], "platform_name": "kubernetes", "spark_master": "spark://h:1"},
          "--spark-master: the kubernetes platform"),
     ],
 )
@@ -50,19 +50,20 @@ def test_job_options_refused_in_one_line(opts: dict[str, Any], message: str) -> 
 
 
 def test_conf_reaches_the_platform_options_as_strings() -> None:
-    prepared = _resolve(plugin="uc1", conf=["spark.sql.shuffle.partitions=8", "spark.executor.memory = 2g"])
+    prepared = _resolve(plugin="uc1", spark_conf=["spark.sql.shuffle.partitions=8", "spark.executor.memory = 2g"])
     assert prepared.platform_options["spark_conf"] == {"spark.sql.shuffle.partitions": "8",
                                                        "spark.executor.memory": "2g"}
-    assert _resolve(plugin="uc1").platform_options["spark_conf"] == {}
+    assert not _resolve(plugin="uc1").platform_options["spark_conf"]
 
 
 @pytest.mark.parametrize(
     ("item", "message"),
-    [("spark.x", "expected KEY=VALUE"), ("=1", "expected KEY=VALUE"), ("foo.bar=1", "start with 'spark.'")],
+    [("spark.x", "--conf 'spark.x': the embedded platform takes KEY=VALUE"), ("=1", "takes KEY=VALUE"),
+     ("foo.bar=1", "start with 'spark.'")],
 )
 def test_bad_conf_is_refused(item: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        parse_spark_conf([item])
+        _resolve(plugin="uc1", spark_conf=[item])
 
 
 def test_cli_refuses_a_broken_script_before_anything_starts(tmp_path: Path) -> None:

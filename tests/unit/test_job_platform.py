@@ -8,7 +8,7 @@ import types
 from typing import Any
 
 import pytest
-from bench.execution.engine import _NOT_FAULTS
+from bench.execution.experiments import NOT_FAULTS
 from bench.platforms.embedded import Child, EmbeddedPlatform, JobError, PlatformError
 
 
@@ -28,7 +28,7 @@ def test_a_job_error_line_becomes_one_line_job_error_that_is_not_retried() -> No
     with pytest.raises(JobError) as info:
         asyncio.run(platform._wait_started([child], 5, "Spark driver"))
     assert str(info.value) == "--job: the script failed: ValueError: x (j.py, line 3)"
-    assert isinstance(info.value, _NOT_FAULTS) and isinstance(info.value, PlatformError)
+    assert isinstance(info.value, NOT_FAULTS) and isinstance(info.value, PlatformError)
 
 
 def test_other_driver_errors_stay_faults_with_their_stderr() -> None:

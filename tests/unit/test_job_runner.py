@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from bench.builtin.job import JOB, check_script, job_params
-from bench.config.model import ConfigError, declared_params, validate_params
+from bench.config.base import ConfigError
+from bench.config.params import declared_params, validate_params
 from bench.plugins import load_plugins
 from bench.runtime.spark import user_job as job_runner
 from bench.runtime.spark.user_job import JobScriptError, JobSupervisor, ReadCheck, describe_exception, rows_read_from

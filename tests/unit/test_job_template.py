@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from bench.config.model import ConfigError, declared_params, validate_params
+from bench.config.base import ConfigError
+from bench.config.params import declared_params, validate_params
 from bench.plugins import load_plugins
 from bench.runtime.load.generator import check_record_template, encode_record, record_template, user_record_template
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 from bench.cli.launch import dry_run, prepare_run, resolve_run
+from bench.config.base import ConfigError
 from bench.config.files import FileError
-from bench.config.model import ConfigError
-from bench.execution.engine import build_objects
+from bench.execution.deployment import build_objects
 from bench.platforms.kubernetes.config_maps import read_sets
 from bench.plugins import load_plugins
 

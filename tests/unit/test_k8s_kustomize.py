@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.api import UseCase
-from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.platforms.kubernetes.manifests import render_manifests
 from kubernetes_asyncio import client as k8s
 

@@ -56,8 +56,7 @@ def test_the_real_exporter_serves_the_sut_gauges() -> None:
 
 
 def experiment(group: str = "bench-sut-r1") -> Any:
-    from bench.api import UseCase
-    from bench.platforms.base import ExperimentSpec, TopicSpec
+    from bench.api import ExperimentSpec, TopicSpec, UseCase
 
     return ExperimentSpec(
         experiment_id="exp9",

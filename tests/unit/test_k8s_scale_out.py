@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.api import UseCase
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.cli.commands import cli
-from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.kubernetes.generator_entry import GENERATOR_METRICS, serve_progress
 from bench.platforms.kubernetes.manifests import render_manifests
 from bench.platforms.kubernetes.platform import KubernetesPlatform

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from bench.api import UseCase
-from bench.platforms.base import ExperimentSpec, TopicSpec
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.platforms.kubernetes.manifests import render_manifests
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

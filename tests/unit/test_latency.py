@@ -100,8 +100,8 @@ def test_no_output_after_the_warmup_fails_and_says_why() -> None:
 
 
 def test_strimzi_output_topics_take_the_brokers_clock() -> None:
+    from bench.api import ExperimentSpec, TopicSpec
     from bench.builtin.calibrated import CALIBRATED
-    from bench.platforms.base import ExperimentSpec, TopicSpec
     from bench.platforms.kubernetes.platform import KubernetesPlatform
 
     spec = ExperimentSpec("e1", CALIBRATED, [], [TopicSpec("input", "in-e1"), TopicSpec("output", "out-e1")], {}, 1, 1)

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.api import standard_benchmark
+from bench.api import ExperimentSpec, Sample, standard_benchmark
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.engine import Engine, RunConfig
-from bench.platforms.base import ExperimentSpec, Sample
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 from bench.results.store import read_series
 

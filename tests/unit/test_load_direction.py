@@ -60,7 +60,7 @@ async def test_demand_search_by_period_keeps_the_lower_bound_right(strategy: obj
 
 @pytest.mark.parametrize("name", ["uc1", "uc2", "uc3", "uc4"])
 def test_every_use_case_offers_message_period(name: str) -> None:
-    from bench.execution.engine import build_objects
+    from bench.execution.deployment import build_objects
     from bench.plugins import load_plugins
 
     registry = load_plugins()

@@ -6,8 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from bench.config.base import ConfigError
 from bench.config.model import (
-    ConfigError,
     effective_slos,
     parse_benchmark,
     parse_execution,

@@ -9,11 +9,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 from bench.api import PlatformOption
 from bench.cli.launch import resolve_run
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.plugins import Registry, load_plugins
 
 CORE = Path(__file__).resolve().parents[2] / "core" / "bench"
@@ -39,7 +40,7 @@ def test_each_builtin_platform_declares_options_and_capabilities(registry: Regis
 
     ptype = registry.platforms[name]
     assert ptype.options, f"{name} declares no options"
-    flags = {flag for param in run.params for flag in param.opts}
+    flags = {flag for param in run.get_params(click.Context(run)) for flag in param.opts}  # generated from them
     for opt in ptype.options:
         assert opt.help and opt.flag in flags, f"{opt.name}: bench run has no flag {opt.flag!r}"
     assert len({o.name for o in ptype.options}) == len(ptype.options)

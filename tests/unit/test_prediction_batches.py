@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from bench.api import ExperimentSpec, Sample, Series
-from bench.execution.engine import Engine
+from bench.execution.run import Engine
 from bench.plugins import Registry
 from bench.search import prediction
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from bench.cli.launch import resolve_run, validate_file
-from bench.config.model import ConfigError, effective_slos, parse_benchmark, parse_execution
+from bench.config.base import ConfigError
+from bench.config.model import effective_slos, parse_benchmark, parse_execution
 from bench.config.reference import is_reference
 from bench.plugins import load_plugins
 

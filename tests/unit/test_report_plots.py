@@ -8,7 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from bench.execution.engine import RunOutcome  # noqa: E402
+from bench.results.outcome import RunOutcome  # noqa: E402
 from bench.results.plots import draw_scalability  # noqa: E402
 from bench.results.store import ExperimentRecord  # noqa: E402
 

@@ -9,10 +9,9 @@ import json
 from typing import Any
 
 import pytest
-from bench.api import UseCase, resource_types
+from bench.api import ExperimentSpec, TopicSpec, UseCase, resource_types
 from bench.builtin.patchers import PATCHERS
 from bench.patchers.common import PatcherError
-from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.platforms.kubernetes.manifests import render_manifests
 from bench.platforms.local import spark_payload
 from bench.runtime.spark.cluster import InstanceShape
@@ -94,8 +93,8 @@ def test_every_standard_benchmark_offers_the_resource_types() -> None:
 
 
 def test_engine_applies_cores_per_instance_to_the_sut_only() -> None:
-    from bench.config.model import Benchmark, Execution
-    from bench.execution.engine import build_objects
+    from bench.config.base import Benchmark, Execution
+    from bench.execution.deployment import build_objects
     from bench.plugins import load_plugins
 
     registry = load_plugins()
@@ -119,8 +118,8 @@ def test_threads_and_pod_resources_scales_one_instance_as_the_reference_does() -
     """The reference's type sets R stream threads, an R-core CPU limit and R x 4 GiB per
     pod; bench's instance gets R task slots (a CPU limit per slot follows them) and
     R x 4096 MiB, the number of instances staying as the benchmark says."""
-    from bench.config.model import Benchmark, Execution
-    from bench.execution.engine import build_objects
+    from bench.config.base import Benchmark, Execution
+    from bench.execution.deployment import build_objects
     from bench.plugins import load_plugins
 
     registry = load_plugins()
@@ -285,7 +284,7 @@ def test_standalone_workers_and_driver_follow_the_instance_shape() -> None:
 def test_calibrated_instances_scale_with_their_cores() -> None:
     """Vertical scaling has a known demand too: an instance of C cores takes C x capacity."""
     from bench.config.model import parse_benchmark, parse_execution
-    from bench.execution.engine import build_objects
+    from bench.execution.deployment import build_objects
     from bench.plugins import load_plugins
     from bench.runtime.calibrated_sut import instance_capacity
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from bench.config.model import parse_benchmark, parse_execution
 from bench.errors import UserError
-from bench.execution.engine import Engine, RunConfig
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 from bench.results.store import ResultStore
 

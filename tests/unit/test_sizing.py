@@ -13,7 +13,8 @@ from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import ExperimentSpec, Sample
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.engine import Engine, RunConfig
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.search import sizing
 from bench.search.sizing import AutoSize, ProbeFigures, Sizing
 

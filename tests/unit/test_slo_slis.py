@@ -11,7 +11,7 @@ import pytest
 import yaml
 from bench.builtin.platforms import INFO_SLIS, SUT_PROCESS_SLIS
 from bench.cli.launch import resolve_run
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.plugins import Registry, load_plugins
 from bench.runtime.host.stats import HostStats
 from bench.runtime.kafka.latency import PERCENTILES

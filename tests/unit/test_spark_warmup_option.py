@@ -11,12 +11,11 @@ from typing import Any
 
 import bench.cli.launch
 import pytest
-from bench.api import UseCase
+from bench.api import ExperimentSpec, TopicSpec, UseCase
 from bench.cli.commands import cli
 from bench.cli.launch import resolve_run
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.platforms import embedded
-from bench.platforms.base import ExperimentSpec, TopicSpec
 from bench.plugins import Registry, load_plugins
 from click.testing import CliRunner
 

@@ -20,7 +20,8 @@ from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import message_period_load_type
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.engine import Engine, RunConfig
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
 from bench.plugins import load_plugins
 from bench.results import tables
 
@@ -148,7 +149,7 @@ def test_compare_does_not_count_an_inferred_entry_as_measured() -> None:
 
 def test_bench_run_prints_the_notes(tmp_path: Path, capsys: Any) -> None:
     from bench.cli.output import print_table
-    from bench.execution.config import RunOutcome
+    from bench.results.outcome import RunOutcome
 
     print_table(RunOutcome(1, "capacity", {1.0: 2000.0, 2.0: 1000.0}, [], tmp_path, notes={2.0: tables.INFERRED}))
     out = capsys.readouterr().out

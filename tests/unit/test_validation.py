@@ -17,7 +17,8 @@ from bench.api import ParamSpec, UseCase
 from bench.builtin.platforms import check_java
 from bench.cli import launch
 from bench.cli.commands import cli
-from bench.config.model import ConfigError, parse_execution
+from bench.config.base import ConfigError
+from bench.config.model import parse_execution
 from bench.plugins import Registry, load_plugins
 from click.testing import CliRunner, Result
 

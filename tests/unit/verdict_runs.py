@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.api import Sample, message_period_load_type
+from bench.api import ExperimentSpec, Sample, message_period_load_type
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.config import no_progress
-from bench.execution.engine import Engine, RunConfig, RunOutcome
-from bench.platforms.base import ExperimentSpec
+from bench.execution.config import RunConfig, no_progress
+from bench.execution.run import Engine
 from bench.plugins import Registry, load_plugins
+from bench.results.outcome import RunOutcome
 
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
 from tests.unit.test_engine import SimClock

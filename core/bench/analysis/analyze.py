@@ -43,7 +43,7 @@ from bench.analysis.confidence import (
     with_evidence,
 )
 from bench.analysis.runs import Key, RunFiles
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.results import tables
 from bench.results.store import atomic_write, fmt_value, read_series
 

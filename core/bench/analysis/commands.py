@@ -46,7 +46,7 @@ def analyze(results: str, exp_id: int | None, threshold: float | None, threshold
     from bench.analysis.analyze import analyze as run_analysis
     from bench.analysis.analyze import format_analysis, run_settings, write
     from bench.analysis.runs import open_run
-    from bench.config.model import ConfigError
+    from bench.config.base import ConfigError
 
     inputs.check_options(threshold, threshold_rel_to_load, warmup, confidence, threshold_rel_to_rate)
     inputs.check_source(results)
@@ -91,7 +91,7 @@ def compare(old: str, new: str) -> None:
     from bench.analysis.compare import compare_tables, format_comparison, read_table
     from bench.analysis.grid_report import compare_sources
     from bench.analysis.runs import open_run
-    from bench.config.model import ConfigError
+    from bench.config.base import ConfigError
 
     if (grids := compare_sources(old, new)) is not None:  # two grids: point by point
         click.echo(grids[1])
@@ -132,7 +132,7 @@ def report(results: tuple[str, ...], output: str, confidence: float) -> None:
     from bench.analysis.grid_report import grids_in
     from bench.analysis.report import build_report
     from bench.analysis.runs import open_run
-    from bench.config.model import ConfigError
+    from bench.config.base import ConfigError
     from bench.results.store import atomic_write
 
     inputs.check_options(None, None, None, confidence)

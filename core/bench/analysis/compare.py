@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.results import tables
 from bench.results.store import ResultStore, fmt_value
 from bench.results.tables import Notes, Table

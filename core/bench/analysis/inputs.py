@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.analysis.runs import RunFiles, SliFile
 from bench.config import bounds, files
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 
 #: the largest stored series read (a day of samples every 0.1 s is ~40 MB)
 MAX_SERIES_BYTES = 64 * 1024 * 1024

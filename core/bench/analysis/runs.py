@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.analysis.reference_names import reference_files
 from bench.api import SloType, trend_slos
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.results import tables
 from bench.slo_math import override_properties
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.api import ParamSpec, Registrar, StreamingPlan, TopologyContext, UseCase, standard_benchmark
 from bench.builtin.calibrated import TREND_SLO
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.hookspecs import hookimpl
 
 NAME = "job"

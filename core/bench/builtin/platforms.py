@@ -37,7 +37,17 @@ TRIGGER = PlatformOption("trigger_seconds", "Spark micro-batch trigger interval 
                          float, min=0)
 CONNECTOR = PlatformOption("connector", "Spark's Kafka I/O: native or python", "--connector",
                            choices=("native", "python"))
-SPARK_CONF = PlatformOption("spark_conf", "Spark configuration of the SUT's session", "--conf", dict)
+
+
+def _spark_keys(conf: Mapping[str, str]) -> None:
+    for key in conf:
+        if not key.startswith("spark."):
+            raise ValueError(f"--conf {key}: Spark reads only keys that start with 'spark.'")
+
+
+SPARK_CONF = PlatformOption("spark_conf", "Spark configuration of the SUT's session, e.g. "
+                            "spark.sql.shuffle.partitions=8; recorded in exp<id>-environment.json", "--conf", dict,
+                            validate=_spark_keys)
 METRICS_PORT = PlatformOption("metrics_port", "port of the run's Prometheus metrics", "--metrics-port", int,
                               min=1, max=65535)
 #: Whether the Spark driver runs the topology over throw-away topics before the

@@ -12,4 +12,5 @@ from bench.search.strategies import STRATEGIES
 def bench_register_search_strategies(register: Registrar) -> None:
     for strategy in STRATEGIES:
         register(strategy)
-    register(SearchStrategy(search_bracket.NAME, search_bracket.DESCRIPTION, search_bracket.bracket))
+    register(SearchStrategy(search_bracket.NAME, search_bracket.DESCRIPTION, search_bracket.bracket,
+                            needs_lower_bound=True, from_prediction=search_bracket.bracket))

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import bounds, files
+from bench.config.base import ConfigError
 from bench.config.files import FileError
-from bench.config.model import BRACKET, ConfigError, StrategyDef
 from bench.errors import UserError
 
 #: a host name as Kafka's clients accept it: DNS labels of letters, digits and '-'
@@ -87,35 +87,6 @@ def check_options(opts: Mapping[str, Any]) -> None:
         check_spark_master(str(opts["spark_master"]))
     if opts.get("namespace") is not None:
         check_namespace(str(opts["namespace"]), "--namespace")
-
-
-#: strategies whose table the prediction's walk finds as well: each assumes that the
-#: verdicts are monotone in the resources (loads), as the walk does
-PREDICTABLE_STRATEGIES = ("bracket", "linear", "binary", "initial-guess")
-
-
-def check_no_lower_bound(strategy: dict[str, Any]) -> None:
-    """``--no-lower-bound`` with the default search, which rests on it, is refused rather
-    than run as another search than the one the run would name."""
-    try:
-        name = StrategyDef.model_validate(strategy).resolved()[0]
-    except ValueError:
-        return  # malformed: the execution's own validation names the field
-    if name == BRACKET:
-        raise ConfigError(f"--no-lower-bound: the search {BRACKET!r} rests on the lower bound; "
-                          "add --search linear (or binary, initial-guess, full) to search without it")
-
-
-def check_predict(predict: bool, strategy: str) -> None:
-    """``--predict`` replaces the search strategy by its own walk from the prediction
-    (``bench.search.strategies.predicted``). For the built-in monotone strategies that finds the same
-    table; ``full`` (every pair measured, nothing assumed) and a plugin's strategy would
-    silently not run, so they are refused."""
-    if predict and strategy not in PREDICTABLE_STRATEGIES:
-        what = ("measures every (load, resources) pair, which a prediction cannot shorten" if strategy == "full"
-                else "is a plugin's, whose walk the prediction's would replace")
-        raise ConfigError(f"--predict: the search strategy {strategy!r} {what}; drop --predict or use --search "
-                          f"{' or '.join(PREDICTABLE_STRATEGIES)}")
 
 
 def check_trigger(trigger: float | None, duration: float, warmup: float) -> None:

@@ -38,6 +38,8 @@ Examples:
 """
 
 
+#: ``ctx.meta`` key: ``bench run``'s options generated from the platforms' declarations
+PLATFORM_PARAMS = "bench.platform_params"
 #: ``ctx.meta`` key: how many -v were given, to the group and to the command together
 VERBOSITY = "bench.verbosity"
 
@@ -56,8 +58,21 @@ class RunCommand(click.Command):
     platforms' own declarations (a plugin's platform too); the registry is loaded only
     when help is asked for, so that running stays as fast as it is."""
 
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """The command's own options, then those the platforms declare (generated once
+        per invocation, from the registry the run uses)."""
+        from bench.cli.platform_options import platform_params
+
+        help_option = self.get_help_option(ctx)
+        own = [p for p in super().get_params(ctx) if p is not help_option]
+        if PLATFORM_PARAMS not in ctx.meta:
+            ctx.meta[PLATFORM_PARAMS] = platform_params(_registry())
+        return [*own, *ctx.meta[PLATFORM_PARAMS], *([help_option] if help_option else [])]
+
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
+        with formatter.section("Search strategies (--search NAME)"):
+            formatter.write_dl([(s.name, s.description) for s in _registry().search_strategies.values()])
         platforms = _registry().platforms
         with formatter.section("Platforms (--platform NAME; other platforms' options are refused)"):
             for ptype in platforms.values():
@@ -129,7 +144,7 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
     Ctrl-C does: the running experiment is torn down, every finished one stays, one line
     says so. Without it the embedded broker's handler turned SIGTERM into SystemExit in
     the middle of the event loop, which printed asyncio's "exception was never retrieved"
-    traceback instead (2026-12-01)."""
+    traceback instead."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -150,9 +165,6 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 @click.option("--record-template", metavar="FILE", type=click.Path(dir_okay=False),
               help="With --job: input records from this JSON template with {key} and {timestamp} placeholders "
                    "(default: UC1's ActivePowerRecord JSON).")
-@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",
-              help="Spark configuration for the SUT's session (repeatable), e.g. spark.sql.shuffle.partitions=8; "
-                   "recorded in exp<id>-environment.json.")
 @click.option("--benchmark", "benchmark_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Benchmark YAML (default: the use case's own).")
 @click.option("--execution", "execution_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -174,10 +186,10 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 @click.option("--duration", type=float, metavar="S", help="Seconds of load per repetition.")
 @click.option("--warmup", type=float, metavar="S", help="Seconds ignored at the start of each series.")
 @click.option("--repetitions", type=int, metavar="N", help="Repetitions per experiment.")
-@click.option("--search", type=click.Choice(["bracket", "full", "linear", "binary", "initial-guess"]),
-              help="Search strategy (default bracket: the heaviest load first, and a load between two loads of the "
-                   "same demand takes it without an experiment, marked inferred; linear is the reference's walk "
-                   "from the lightest load).")
+@click.option("--search", metavar="NAME",
+              help="Search strategy, a plugin's too (see Search strategies below; default bracket: the heaviest "
+                   "load first, and a load between two loads of the same demand takes it without an experiment, "
+                   "marked inferred; linear is the reference's walk from the lightest load).")
 @click.option("--lower-bound/--no-lower-bound", default=None,
               help="Skip resources below the demand of a smaller load (default on).")
 @click.option("--metric", type=click.Choice(["demand", "capacity"]), help="What to find (default demand).")
@@ -215,8 +227,6 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
                    "(the same table on monotone verdicts); not with --search full.")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
               help="Where to run (see Platforms below).")
-@click.option("--bootstrap-servers", metavar="HOST:PORT", help="Use this Kafka cluster instead of the embedded broker.")
-@click.option("--spark-master", metavar="URL", help="Use this Spark master instead of a local one.")
 @click.option("--kafka-config", "kafka_config", multiple=True, metavar="KEY=VALUE",
               help="Kafka client security for every client (generator, lag sampler, admin, Spark source and sink), "
                    "in Kafka's property names: security.protocol, sasl.mechanism (PLAIN, SCRAM-SHA-256/512), "
@@ -224,29 +234,11 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
                    "Repeatable; secrets never appear in logs or result files.")
 @click.option("--kafka-config-file", metavar="FILE", type=click.Path(dir_okay=False),
               help="The same settings as a properties file (KEY=VALUE lines); --kafka-config wins.")
-@click.option("--broker", type=click.Choice(["kafka", "noida", "tansu"]),
-              help="Embedded broker: kafka (Apache Kafka, the default when scripts/install fetched it), or the "
-                   "PyPI Kafka-protocol brokers noida (the fallback) and tansu.")
-@click.option("--brokers", type=click.IntRange(1, 9), metavar="N",
-              help="Nodes of the embedded Apache Kafka cluster (default 1; 3 gives replication factor 3).")
-@click.option("--spark-mode", type=click.Choice(["local", "standalone"]),
-              help="Embedded Spark: local[N] in one JVM (default) or a standalone master + N one-core workers.")
-@click.option("--trigger", "trigger_seconds", type=float, metavar="S", help="Spark micro-batch trigger interval.")
 @click.option("--sample-interval", type=float, metavar="S", help="Seconds between SLI samples (default 5).")
 @click.option("--early-sample-interval", type=click.FloatRange(min=0), metavar="S",
               help="With early stopping, also sample every S seconds in between, for the early decision of "
                    "SLOs on a trend and of the dropped-records SLO (not stored; verdicts use --sample-interval). "
                    "Default 1; 0 turns it off.")
-@click.option("--metrics-port", type=int, metavar="PORT", help="Serve Prometheus metrics of the run on this port.")
-@click.option("--connector", type=click.Choice(["native", "python"]),
-              help="Spark Kafka I/O: Spark's own kafka source and sink (native, the default when scripts/install "
-                   "fetched its JARs) or bench's Python data source (python, the fallback).")
-@click.option("--spark-warmup/--no-spark-warmup", "spark_warmup", default=None,
-              help="Before measuring, run the Spark SUT's query over throw-away topics so that the measured "
-                   "query starts compiled (default on). --no-spark-warmup skips it: 4-8 s less per UC1 start on "
-                   "2 cores (measured 2026-11-29), but the first measured micro-batch then compiles the plan while the "
-                   "load arrives, which distorts the early lag. For smoke runs and tests, not for verdicts.")
-@click.option("--namespace", help="Kubernetes namespace (default: $BENCH_K8S_NAMESPACE or 'default').")
 @click.option("--dry-run", is_flag=True, help="Print the patched deployment of the first experiment and exit.")
 @click.option("--expect", metavar="OLD",
               help="Compare the table with OLD (results folder or demand CSV) and exit 3 when the demand rose "

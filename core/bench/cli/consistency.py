@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bench.config.model import ConfigError, Execution
+from bench.config.base import ConfigError, Execution
 
 
 def check_resolved(opts: Mapping[str, Any], use_case: Any, slos: Iterable[Any], execution: Execution) -> None:
@@ -58,9 +58,9 @@ def check_option_pairs(opts: Mapping[str, Any], use_case: Any) -> None:
     if opts.get("spark_master") and opts.get("spark_mode"):
         raise ConfigError(f"--spark-mode {opts['spark_mode']}: chooses the Spark bench starts, and --spark-master "
                           f"{opts['spark_master']} uses that one instead; give one of them")
-    if opts.get("conf") and getattr(use_case, "topology", None) is None:
-        raise ConfigError(f"--conf {opts['conf'][0]}: the use case {use_case.name!r} runs no Spark job, so no Spark "
-                          "setting reaches it; drop --conf")
+    if opts.get("spark_conf") and getattr(use_case, "topology", None) is None:
+        raise ConfigError(f"--conf {opts['spark_conf'][0]}: the use case {use_case.name!r} runs no Spark job, so no "
+                          "Spark setting reaches it; drop --conf")
 
 def check_sets_kept(params: Mapping[str, Any], objects: Iterable[Mapping[str, Any]], where: str) -> None:
     """``--set OBJECT.FIELD=V`` is applied before the load's and resources' patchers; a

@@ -13,12 +13,11 @@ from typing import Any
 
 import click
 
-from bench.config.model import Benchmark, ConfigError, Execution
+from bench.config.base import Benchmark, ConfigError, Execution
 from bench.config.options import split_floats
 from bench.errors import UserError
-from bench.execution.config import ProgressFn
+from bench.execution.config import ProgressFn, RunConfig
 from bench.execution.deployment import build_objects
-from bench.execution.engine import RunConfig
 from bench.plugins import Registry
 from bench.results.store import fmt_value
 

@@ -24,17 +24,14 @@ from bench.cli.auto_values import AUTO, auto_size, auto_values, placeholders
 from bench.cli.checks import (
     check_bootstrap_servers,
     check_job_script,
-    check_no_lower_bound,
     check_object_names,
     check_options,
     check_port_free,
-    check_predict,
     check_record_template,
     check_results_dir,
     check_resume,
     check_trigger,
     from_file,
-    parse_spark_conf,
     probe_kafka,
     unknown_use_case,
     use_case_named_by_files,
@@ -42,26 +39,23 @@ from bench.cli.checks import (
 from bench.cli.consistency import check_resolved, check_sets_kept, check_strategy
 from bench.cli.output import Progress
 from bench.config import bounds
+from bench.config.base import Benchmark, ConfigError, Execution
 from bench.config.config_maps import pending_notes
 from bench.config.files import load_yaml
 from bench.config.model import (
-    Benchmark,
-    ConfigError,
-    Execution,
-    declared_params,
     effective_slos,
     kind_of,
     parse_benchmark,
     parse_execution,
     validate_benchmark,
-    validate_deployment_paths,
     validate_execution,
-    validate_object_params,
-    validate_params,
 )
 from bench.config.options import parse_sets, split_floats
+from bench.config.params import declared_params, validate_deployment_paths, validate_object_params, validate_params
 from bench.errors import UserError
-from bench.execution.engine import Engine, RunConfig, RunOutcome, build_objects
+from bench.execution.config import RunConfig
+from bench.execution.deployment import build_objects
+from bench.execution.run import Engine
 from bench.platforms.contract import (
     platform_options,
     platform_type,
@@ -70,9 +64,11 @@ from bench.platforms.contract import (
     run_check,
 )
 from bench.plugins import Registry
+from bench.results.outcome import RunOutcome
 from bench.results.store import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
+from bench.search.choice import check_no_lower_bound, check_predict, strategy_named
 from bench.search.sizing import AutoSize
 
 #: Defaults where no file or use case says otherwise; values: placeholders until sized (auto_values)
@@ -161,11 +157,12 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any], a
     check_strategy(ex.get("strategy"))
     strategy = dict(ex.get("strategy") or {})
     if opts.get("search"):
+        strategy_named(registry, opts["search"])  # a plugin's strategy too; one line naming the known ones
         strategy = {"name": opts["search"], "restrictions": strategy.get("restrictions", ["LowerBound"])}
     if opts.get("lower_bound") is not None:
         strategy["restrictions"] = ["LowerBound"] if opts["lower_bound"] else []
         if not opts["lower_bound"]:
-            check_no_lower_bound(strategy)
+            check_no_lower_bound(registry, strategy)
     if strategy:
         ex["strategy"] = strategy
     given = {key: opts[option] for option, key in bounds.CLI_THRESHOLD_OPTIONS.items() if opts.get(option) is not None}
@@ -226,7 +223,8 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         execution = parse_execution(doc)
         validate_execution(execution, bench, registry)
     refuse_unhonoured(registry, ptype, bench, execution, opts)
-    check_predict(bool(opts.get("predict")), execution.execution.strategy.resolved()[0])
+    check_predict(registry, bool(opts.get("predict")),
+                  registry.search_strategies[execution.execution.strategy.resolved()[0]])
     params = parse_sets(opts.get("sets") or ())
     if opts.get("record_template"):
         check_record_template(str(opts["record_template"]))
@@ -237,7 +235,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         params.update(job_params(str(opts["job"]), opts.get("record_template"), opts.get("job_args") or ()))
     elif opts.get("job_args"):
         raise ConfigError(f"{shlex.join(opts['job_args'])}: arguments after -- are the command line of --job PATH.py")
-    given = {**opts, "spark_conf": parse_spark_conf(opts.get("conf") or ())}
+    given = dict(opts)  # the platforms' options under their declared names (bench.cli.platform_options)
     if not given.get("bootstrap_servers") and ptype.option("bootstrap_servers") is not None:
         given["bootstrap_servers"] = bench.kafkaConfig.bootstrapServer
     declared, complete = declared_params(use_case, registry)
@@ -344,7 +342,7 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
     objects = build_objects(registry, prepared.benchmark, prepared.execution, prepared.params, load, res)
     render = registry.platforms[prepared.platform_options["platform"]].render
     if render is not None:
-        from bench.execution.engine import merged_params
+        from bench.execution.deployment import merged_params
 
         params = merged_params(prepared.use_case, prepared.benchmark, prepared.execution, objects, prepared.params)
         spec = ExperimentSpec(

@@ -11,8 +11,8 @@ import time
 
 from bench.analysis.confidence import explain
 from bench.cli.auto_values import sizing_note
-from bench.execution.config import RunOutcome
 from bench.results import tables
+from bench.results.outcome import RunOutcome
 from bench.results.store import fmt_value
 from bench.search.prediction import describe as describe_prediction
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 
 #: the largest configuration file read (a Benchmark with a dozen manifests is ~50 kB)
 MAX_BYTES = 1024 * 1024

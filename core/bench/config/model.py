@@ -8,9 +8,9 @@ registered. Both run before anything starts, as does ``validate_params`` (use-ca
 parameters against what the plugin declared) and ``validate_deployment_paths``
 (``--set OBJECT.FIELD=V`` against the objects).
 
-The models themselves live in :mod:`bench.config.base` and are re-exported here;
-documents in the reference's schema are turned into bench's shape first
-(:mod:`bench.config.reference`).
+The models themselves live in :mod:`bench.config.base` and the parameter checks in
+:mod:`bench.config.params` (import them from there); documents in the reference's
+schema are turned into bench's shape first (:mod:`bench.config.reference`).
 """
 
 from __future__ import annotations
@@ -24,38 +24,14 @@ from pydantic import (
     ValidationError,
 )
 
-from bench.config.base import (  # noqa: F401  (re-exported: callers import them from bench.config.model)
-    BRACKET,
+from bench.config.base import (
     STRATEGY_ALIASES,
     Benchmark,
     ConfigError,
-    ConfigOverride,
-    Count,
     Execution,
-    ExecutionParams,
-    KafkaConfig,
-    LoadDef,
-    Number,
-    PatcherRef,
-    PositiveValues,
-    ResourceDef,
-    ResourceSet,
     SloDef,
-    SloOverride,
-    StrategyDef,
-    TopicDef,
-    TypeDef,
     _Model,
     nearest,
-)
-from bench.config.params import (  # noqa: F401  (re-exported: callers import them from bench.config.model)
-    OBJECT_FIELDS,
-    check_param,
-    declared_params,
-    names_of,
-    validate_deployment_paths,
-    validate_object_params,
-    validate_params,
 )
 from bench.config.reference import benchmark_doc, execution_doc, is_reference, refusal
 from bench.plugins import Registry
@@ -246,9 +222,10 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             strategy,
             set(registry.search_strategies) | set(STRATEGY_ALIASES) | {"RestrictionSearch"},
         )
-    if strategy == BRACKET and not lower_bound:
-        raise ConfigError("execution.execution.strategy.restrictions: the bracket search rests on the lower bound "
-                          "(LowerBound); without it use --search linear, binary, initial-guess or full")
+    if registry.search_strategies[strategy].needs_lower_bound and not lower_bound:
+        others = ", ".join(n for n, s in registry.search_strategies.items() if not s.needs_lower_bound)
+        raise ConfigError(f"execution.execution.strategy.restrictions: the {strategy} search rests on the lower bound "
+                          f"(LowerBound); without it use one that does not ({others})")
     for i, config_override in enumerate(execution.configOverrides):
         if config_override.patcher.type not in registry.patchers:
             raise _one_of(

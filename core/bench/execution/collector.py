@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from bench.api import EarlyDecision, ExperimentSpec, Platform, Series
-from bench.config.model import ExecutionParams
+from bench.config.base import ExecutionParams
 from bench.execution.config import ProgressFn
 from bench.slo.early_stop import described
 from bench.slo.evaluator import SloEvaluator

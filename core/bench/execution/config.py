@@ -1,4 +1,4 @@
-"""What a run is given (``RunConfig``) and what it returns (``RunOutcome``)."""
+"""What a run is given (``RunConfig``); what it returns is :class:`bench.results.outcome.RunOutcome`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.api import UseCase
-from bench.config.model import Benchmark, Execution
-from bench.results.store import ExperimentRecord
-from bench.search.prediction import Prediction
-from bench.search.sizing import AutoSize, Sizing
+from bench.config.base import Benchmark, Execution
+from bench.search.sizing import AutoSize
 
 
 @dataclass
@@ -31,33 +29,6 @@ class RunConfig:
     #: ``--loads auto`` / ``--resources auto`` (the default without loads): size them by
     #: a probe first (``bench.execution.autosize.AutoSize``); None: the values as given
     auto: AutoSize | None = None
-
-
-@dataclass
-class RunOutcome:
-    exp_id: int
-    metric: str
-    table: dict[float, float | None]
-    records: list[ExperimentRecord]
-    results_dir: Path
-    #: key -> "inferred" / "undecided" (bench.results.tables); measured entries are absent
-    notes: dict[float, str] = field(default_factory=dict)
-    #: with ``predict``: the probe, the predicted table and whether each entry was right
-    prediction: Prediction | None = None
-    #: each experiment's length and warm-up, for the note on experiments shorter than the
-    #: method's (:func:`bench.results.tables.length_note`); 0: not known (the note is left out)
-    duration: float = 0.0
-    warmup: float = 0.0
-    #: an SLO the run judged with other properties than its benchmark states
-    #: (:func:`bench.results.tables.slo_override_notes`), one line each under the table
-    slo_notes: list[str] = field(default_factory=list)
-    #: with loads or resources auto: the probes and what was chosen (``bench.search.sizing``)
-    sizing: Sizing | None = None
-
-    @property
-    def errors(self) -> list[ExperimentRecord]:
-        """Experiments that got no verdict (outcome ``error``)."""
-        return [r for r in self.records if r.outcome == "error"]
 
 
 #: progress(message, transient): transient messages (per-sample ticks) may be overwritten.

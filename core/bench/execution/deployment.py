@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from bench.api import ExperimentSpec, Manifest, TopicSpec, UseCase
-from bench.config.model import Benchmark, Execution
+from bench.config.base import Benchmark, Execution
 from bench.patchers.apply import apply_all, find_kind, select_indices
 from bench.plugins import Registry
 

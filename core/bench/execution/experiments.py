@@ -27,7 +27,7 @@ import structlog
 from bench import metrics
 from bench.analysis import confidence
 from bench.api import ExperimentSpec, GeneratorReport, Manifest, Platform, Series, SloVerdict
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.errors import OptionError
 from bench.execution.collector import Samples, SliCollector, Until
 from bench.execution.config import ProgressFn, RunConfig
@@ -47,7 +47,7 @@ from bench.results.store import ExperimentRecord, Repetition, ResultStore, fmt_v
 from bench.search.prediction import probe_complete
 from bench.slo.evaluator import SloEvaluator, summary
 
-log = structlog.get_logger("bench.execution.engine")
+log = structlog.get_logger("bench.execution")
 
 #: A generator that falls further behind its target than this makes a repetition a fault.
 MAX_GENERATOR_SHORTFALL = 0.01

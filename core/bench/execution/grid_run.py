@@ -24,15 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.api import Platform
-from bench.config.model import (
-    ConfigError,
-    ConfigOverride,
-    Execution,
-    PatcherRef,
-    effective_slos,
-    load2_intensity_order,
-    load_intensity_order,
-)
+from bench.config.base import ConfigError, ConfigOverride, Execution, PatcherRef, StrategyDef
+from bench.config.model import effective_slos, load2_intensity_order, load_intensity_order
 from bench.execution.config import ProgressFn, RunConfig, no_progress
 from bench.execution.experiments import ExperimentRunner
 from bench.plugins import Registry
@@ -65,9 +58,10 @@ def check_grid_options(execution: Execution, predict: bool, resume: bool, strate
                           "each point by its neighbours instead")
     if resume:
         raise ConfigError("--resume: not with a second load dimension (--load2-type); start the grid again")
-    if strategy != "bracket":
+    default = StrategyDef().name  # the grid search takes the place of the default search, on both axes
+    if strategy != default:
         raise ConfigError(f"execution.execution.strategy.name: {strategy!r}; a second load dimension is searched "
-                          "by the grid search (the bracket search on both axes): leave the strategy at bracket")
+                          f"by the grid search (the {default} search on both axes): leave the strategy at {default}")
 
 
 @dataclass

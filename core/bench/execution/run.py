@@ -20,16 +20,16 @@ from typing import Any
 import structlog
 
 from bench.api import Platform, SearchProblem
-from bench.config.model import BRACKET, SloDef, effective_slos, load_intensity_order
+from bench.config.base import SloDef
+from bench.config.model import effective_slos, load_intensity_order
 from bench.execution import autosize
-from bench.execution.config import ProgressFn, RunConfig, RunOutcome, no_progress
+from bench.execution.config import ProgressFn, RunConfig, no_progress
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.plugins import Registry
 from bench.results import tables
 from bench.results.environment import EnvironmentRecord
+from bench.results.outcome import RunOutcome
 from bench.results.store import ResultStore, read_sizing, write_sizing
-from bench.search import strategies as search
-from bench.search.bracket import bracket
 from bench.search.prediction import FILE as PREDICTION_FILE
 from bench.search.prediction import (
     Prediction,
@@ -48,7 +48,7 @@ from bench.search.prediction import write as write_prediction
 from bench.search.sizing import Sizing
 from bench.slo.evaluator import SloEvaluator
 
-log = structlog.get_logger("bench.execution.engine")
+log = structlog.get_logger("bench.execution")
 
 
 class Engine:
@@ -119,16 +119,10 @@ class Engine:
                 prediction = await self._predict(problem, resuming)
             else:  # resumed without --predict: its stored prediction is still checked against the table
                 prediction = self._stored_prediction(problem) if resuming else None
-            if prediction is not None and self.cfg.predict:
+            if prediction is not None and self.cfg.predict and strategy.from_prediction is not None:
                 keys = problem.loads if problem.metric == "capacity" else problem.resources
-                if strategy_name == BRACKET:  # its order and bounds, each walk started at the prediction
-                    self.progress("search: bracket, each walk starting at the prediction", False)
-                    searched = await bracket(problem, guesses(prediction.predicted, keys))
-                else:
-                    if strategy_name != "initial-guess":  # the execution file's (or --search's) choice is not silent
-                        self.progress(f"search: from the prediction, walking as initial-guess (in place of "
-                                      f"{strategy_name}, which finds the same table on monotone verdicts)", False)
-                    searched = await search.predicted(problem, guesses(prediction.predicted, keys))
+                self.progress(f"search: {strategy.name}, {strategy.prediction_walk}", False)
+                searched = await strategy.from_prediction(problem, guesses(prediction.predicted, keys))
             else:
                 searched = await strategy.search(problem)
         finally:

@@ -21,7 +21,7 @@ from typing import Any
 
 from bench import metrics
 from bench.api import GeneratorReport, Sample
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError
 from bench.errors import UserError
 from bench.runtime import instrumentation
 from bench.runtime.host import procs
@@ -139,7 +139,7 @@ async def gather_within(awaitables: Sequence[Awaitable[Any]], timeout: float) ->
     Why: a wait cancelled from outside (Ctrl-C) or timed out cancels the gather, which
     then holds CancelledError as its exception; unread, asyncio logged it with a
     traceback ("_GatheringFuture exception was never retrieved") under bench's one-line
-    "interrupted" (2026-12-01)."""
+    "interrupted"."""
     gathered = asyncio.gather(*awaitables)
     try:
         await asyncio.wait_for(gathered, timeout)
@@ -232,8 +232,8 @@ NODE_DEATH_WAIT_S = 3.0
 async def lag_failure(exc: Exception, timeout: float, broker_failure: Callable[[], str | None],
                       wait: float = NODE_DEATH_WAIT_S) -> PlatformError:
     """Why a lag query failed: a broker node's death first, which closes its connections
-    before its process is seen to exit (CI of 2026-11-27, commit d5a27b8, got "Connection
-    closed" for a killed node), so the node is given a moment to show as dead. Only the
+    before its process is seen to exit (a killed node's clients get "Connection
+    closed" first), so the node is given a moment to show as dead. Only the
     fault path pays the wait: the repetition is lost either way."""
     deadline = time.monotonic() + wait
     while (why := broker_failure()) is None and time.monotonic() < deadline:

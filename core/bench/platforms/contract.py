@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench.api import PlatformType, UseCase
-from bench.config.model import Benchmark, ConfigError, Execution, effective_slos
+from bench.config.base import Benchmark, ConfigError, Execution
+from bench.config.model import effective_slos
 from bench.config.options import parse_sets
 
 if TYPE_CHECKING:

@@ -33,10 +33,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bench import metrics
-from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys, split_keys
+from bench.api import ExperimentSpec, GeneratorReport, GeneratorSpec, GeneratorType, Sample, sensor_keys, split_keys
 from bench.patchers.apply import find_kind
 from bench.platforms import children, local_sut
-from bench.platforms.base import ExperimentSpec, Sample
 from bench.platforms.children import Child, PlatformError, job_failure, report_of
 from bench.platforms.local_sut import spark_payload
 from bench.runtime.host import procs

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.platforms.base import ExperimentSpec
+from bench.api import ExperimentSpec
 from bench.platforms.children import Child
 from bench.runtime.spark import cpu_limit
 from bench.runtime.spark.cluster import InstanceShape

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.config.model import Benchmark
-from bench.execution.engine import RunOutcome
+from bench.config.base import Benchmark
 from bench.results import tables
+from bench.results.outcome import RunOutcome
 from bench.results.store import ExperimentRecord, ResultStore, fmt_value, read_series
 
 

@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.config.base import ExecutionParams
-from bench.config.model import ConfigError
+from bench.config.base import ConfigError, ExecutionParams
 from bench.results.store import ResultStore, atomic_write, fmt_value
 
 Table = dict[float, float | None]

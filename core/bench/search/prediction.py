@@ -23,7 +23,7 @@ shorter than one batch sees a rise or a fall, not the growth: UC2 at 100,000
 records/s on one quarter-core instance fell behind (lag trends of 25,390 and 54,389
 records/s against a threshold of 1,000), yet its 30 s of probe after the warm-up, a fall
 among them, read as "not saturated, 100,246 records/s per instance" and predicted one
-instance where two were needed (2026-12-01, code of commit 956d2fc). So on such a lag
+instance where two were needed. So on such a lag
 the probe goes on until it has seen :data:`bench.slo.lag_batches.MIN_DRAINS` commits after its warm-up (at most an
 experiment's duration) and measures the growth from the first commit to the last,
 whole batches only; a probe that sees fewer is inconclusive and predicts nothing
@@ -37,7 +37,7 @@ by up to a sampling interval at each end of the span. Exact is not the same as
 representative: a SUT that reads more per second in larger batches (UC4) reads more in
 a saturated probe's growing batches than in the short ones of a run that keeps up, so
 its demands are predicted low (UC4 at 7 levels: 8,566 records/s per instance, 2
-predicted, 4 measured; 2026-12-01). The search measures every entry all the same.
+predicted, 4 measured). The search measures every entry all the same.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ SATURATION_SHARE = 0.02
 #: seconds of samples after the warm-up the probe needs at least
 MIN_PROBE_SPAN_S = 30.0
 #: how far below the true per-instance rate a probe may measure it: the calibrated SUT's
-#: 1,000 records/s came out as 997 (2026-12-01), so a load of exactly two instances'
+#: 1,000 records/s came out as 997, so a load of exactly two instances'
 #: records/s asked for three. A load within this share above a whole number of instances
 #: is predicted at that number; a wrong guess at a boundary costs the same experiments
 #: either way (the search confirms a pass by its lower neighbour's failure).

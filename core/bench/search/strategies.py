@@ -292,27 +292,38 @@ def _check_ascending(name: str, values: Sequence[float]) -> None:
         raise ValueError(f"{name}: must be strictly ascending, got {seq}")
 
 
+#: how linear and binary walk from a prediction: as initial-guess, which finds their table
+#: on monotone verdicts in fewer experiments
+_AS_INITIAL_GUESS = "from the prediction, walking as initial-guess (in place of {}, which finds the same table on " \
+                    "monotone verdicts)"
+
 STRATEGIES: tuple[SearchStrategy, ...] = (
     SearchStrategy(
         "full",
         "run every (load, resources) pair, then derive the table (most runs, no assumptions)",
         _Strategy(_full_least, _full_greatest),
+        measures_every_pair=True,
     ),
     SearchStrategy(
         "linear",
         "demand: resources ascending until the first pass; capacity: loads ascending "
         "until the first failure (the published default, with --lower-bound)",
         _Strategy(_linear_least, _linear_greatest),
+        from_prediction=predicted,
+        prediction_walk=_AS_INITIAL_GUESS.format("linear"),
     ),
     SearchStrategy(
         "binary",
         "binary search over the sorted resources (demand) or loads (capacity); assumes monotonicity",
         _Strategy(_binary_least, _binary_greatest),
+        from_prediction=predicted,
+        prediction_walk=_AS_INITIAL_GUESS.format("binary"),
     ),
     SearchStrategy(
         "initial-guess",
         "start at the previous load's demand (previous resource's capacity); "
         "walk towards fewer resources while passing, towards more while failing",
         _Strategy(guess_least, guess_greatest),
+        from_prediction=predicted,
     ),
 )

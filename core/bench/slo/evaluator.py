@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bench.api import EarlyDecision, ExperimentSpec, Series, SloContext, SloVerdict
-from bench.config.model import ExecutionParams, SloDef
+from bench.config.base import ExecutionParams, SloDef
 from bench.numbers import readable
 from bench.plugins import Registry
 from bench.slo.early_stop import early_state, settlement

@@ -111,8 +111,8 @@ def check_inputs(registry: Any, plugin: str, sensors: int, duration: float, warm
     the results folder."""
     from bench.cli.checks import check_results_dir, probe_kafka
     from bench.config import bounds
-    from bench.config.model import declared_params, validate_params
     from bench.config.options import parse_sets
+    from bench.config.params import declared_params, validate_params
     from bench.errors import UserError
 
     if plugin not in registry.use_cases:

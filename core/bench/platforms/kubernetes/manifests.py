@@ -42,8 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.api import Manifest
-from bench.platforms.base import ExperimentSpec
+from bench.api import ExperimentSpec, Manifest
 from bench.platforms.kubernetes.options import DEFAULTS, option
 from bench.platforms.kubernetes.pods import (
     METRICS_LABEL,

@@ -44,8 +44,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.api import GeneratorReport, Manifest
-from bench.platforms.base import ExperimentSpec, Sample
+from bench.api import ExperimentSpec, GeneratorReport, Manifest, Sample
 from bench.platforms.kubernetes.client import KubeClient, api_client
 from bench.platforms.kubernetes.manifests import dns_name, is_ready, option, render_manifests, role_of
 from bench.platforms.kubernetes.secrets import kafka_secret
