@@ -29,17 +29,61 @@ and ``collect``. ``result.topics`` maps them. The output rows are the records of
 order, read after the query stopped. ``result.committed`` holds the SUT group's
 committed offsets of the input topics, ``result.progress`` the per-batch progress
 events (the driver's JSON lines). Nothing here asserts timing.
+
+The rest of the kit a plugin's tests use, all importable from here:
+
+- :func:`run_generator` runs a generator for a few seconds against a broker and checks
+  its contract (progress at least every second, a report soon after the stop signal).
+- :func:`bench_run` runs ``bench run`` of a use case in a process of its own, one
+  experiment by default, and returns the demand table.
+- ``parse_benchmark(doc: dict) -> Benchmark`` checks a Benchmark document's shape
+  (``ConfigError`` with one line naming the field); ``validate_benchmark(bench:
+  Benchmark, registry: Registry) -> None`` checks it against the installed plugins
+  (patcher and SLO types, SLO properties, bounds).
+- ``load_plugins(extra=(), entry_points_=None) -> Registry``: the registry of installed
+  plugins (``extra``: plugin modules or objects added last, for a plugin not installed);
+  ``Registry`` has a dict per kind (``use_cases``, ``generators``, ``slos``,
+  ``patchers``, ``search_strategies``, ``platforms``) from name to the registered object,
+  and ``plugins`` (``PluginInfo``: ``name``, ``error`` when broken, ``provides``).
+- ``apply_all(registry: Registry, objects: list[Manifest], patchers: Iterable[tuple[str,
+  str, dict, Any]]) -> list[Manifest]`` applies (patcher type, resource, properties,
+  value) in order to copies of the objects, as a run does for a load or resource value.
+
+The pytest plugin :mod:`bench.pytest_plugin` (installed with bench, active in every
+pytest run) binds these to its fixtures ``kafka_bootstrap``, ``spark``,
+``bench_registry``, ``topology_runner``, ``generator_runner`` and ``bench_runner``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import csv
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.api import UseCase
+from bench.api import (
+    GENERATOR_SILENCE_S,
+    GeneratorControl,
+    GeneratorReport,
+    GeneratorSpec,
+    GeneratorType,
+    UseCase,
+    sensor_keys,
+    set_generator_control,
+)
+from bench.config.model import Benchmark as Benchmark
+from bench.config.model import parse_benchmark as parse_benchmark
+from bench.config.model import validate_benchmark as validate_benchmark
+from bench.patchers.apply import apply_all as apply_all
+from bench.plugins import Registry as Registry
+from bench.plugins import load_plugins as load_plugins
 from bench.runtime.kafka.security import current as kafka_security
 from bench.runtime.spark.sut_query import ProgressTotals, build_context, start_query
 
@@ -287,3 +331,138 @@ def run_topology(
         result.committed[logical] = committed_offsets(bootstrap_servers, group, topics[logical])
         result.end_offsets[logical] = end_offsets(bootstrap_servers, topics[logical])
     return result
+
+
+# --------------------------------------------------------------------------- generators
+
+
+class GeneratorContractError(AssertionError):
+    """A generator broke the contract of :class:`bench.api.GeneratorControl`: a real run
+    would fault every repetition with it."""
+
+
+@dataclass
+class GeneratorRun:
+    """What :func:`run_generator` saw: the report, every progress event and the records."""
+
+    report: GeneratorReport
+    progress: list[dict[str, Any]]
+    records: list[dict[str, Any]]
+    topic: str
+
+
+def run_generator(
+    generator: GeneratorType,
+    bootstrap_servers: str,
+    *,
+    load: int = 10,
+    period_ms: float = 100.0,
+    seconds: float = 3.0,
+    params: Mapping[str, Any] | None = None,
+    partitions: int = 2,
+) -> GeneratorRun:
+    """Run ``generator`` as a generator process would, for ``seconds``, then stop it.
+
+    Its keys are ``generator.keys(load, params)`` (default ``s_0 ...``), all in one
+    instance, writing to a fresh topic (the spec's ``topics`` maps ``input`` to it);
+    ``prepare`` runs first when given. Raises :class:`GeneratorContractError` (one
+    line) when it goes silent for longer than a platform accepts (its first progress
+    or any gap after more than half of :data:`bench.api.GENERATOR_SILENCE_S`), or does
+    not return its report within 10 s of the stop signal.
+    """
+    merged = dict(params or {})
+    topic = f"input-{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap_servers, {topic: partitions})
+    keys = (generator.keys or sensor_keys)(load, merged)
+    spec = GeneratorSpec(bootstrap_servers, topic, keys, period_ms, None, merged, {"input": topic})
+    limit = GENERATOR_SILENCE_S / 2
+    stamps: list[float] = []
+    events: list[dict[str, Any]] = []
+
+    def progress(event: dict[str, Any]) -> None:
+        stamps.append(time.monotonic())
+        events.append(dict(event))
+
+    async def drive() -> GeneratorReport:
+        control = GeneratorControl(progress=progress)
+        set_generator_control(control)
+        if generator.prepare is not None:
+            await generator.prepare(spec)
+        started = time.monotonic()
+        task = asyncio.ensure_future(generator.run(spec))
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+        if task in done:  # ended by itself: fine when it reported, and it must report
+            report = task.result()
+        else:
+            control.stop.set()
+            done, _ = await asyncio.wait({task}, timeout=10.0)
+            if not done:
+                task.cancel()
+                raise GeneratorContractError(
+                    f"generator {generator.name}: still running 10 s after the stop signal; return when "
+                    "bench.api.generator_control().stop is set (bench.services.open_workload does)")
+            report = task.result()
+        gaps = [b - a for a, b in zip([started, *stamps], stamps, strict=False)]
+        if not stamps or max(gaps) > limit:
+            worst = "no progress at all" if not stamps else f"a gap of {max(gaps):.1f} s between progress reports"
+            raise GeneratorContractError(
+                f"generator {generator.name}: {worst}; a platform faults a repetition after "
+                f"{GENERATOR_SILENCE_S:g} s of silence: report through bench.api.generator_control().report(...) "
+                "every second, or build it with bench.services.record_generator")
+        if not isinstance(report, GeneratorReport):
+            raise GeneratorContractError(f"generator {generator.name}: run returned {type(report).__name__}, "
+                                         "not a bench.api.GeneratorReport")
+        return report
+
+    report = asyncio.run(drive())
+    return GeneratorRun(report, events, read_all(bootstrap_servers, topic), topic)
+
+
+# --------------------------------------------------------------------------- bench run
+
+
+@dataclass
+class BenchRunResult:
+    """A finished ``bench run``: its exit code, output and demand table."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    results: Path
+    #: the demand table: load value -> resources (None: no resource value sufficed)
+    table: dict[float, float | None] = field(default_factory=dict)
+
+
+def bench_run(
+    plugin: str,
+    results: str | Path,
+    *,
+    loads: Sequence[float] = (100,),
+    resources: Sequence[float] = (1,),
+    duration: float = 30.0,
+    warmup: float = 10.0,
+    bootstrap_servers: str | None = None,
+    args: Sequence[str] = (),
+    timeout: float = 300.0,
+) -> BenchRunResult:
+    """``bench run --plugin PLUGIN`` in a process of its own, one repetition per
+    experiment, without the Spark warm-up and retries (a test wants the first fault),
+    into ``results``; ``bootstrap_servers`` reuses a running broker instead of starting
+    one; ``args`` are further ``bench run`` options (``--set``, ``--load-type``, ...).
+    One load and one resource value (the defaults) make one experiment.
+    """
+    command = [sys.executable, "-m", "bench.cli.commands", "run", "--plugin", plugin,
+               "--loads", ",".join(f"{v:g}" for v in loads), "--resources", ",".join(f"{v:g}" for v in resources),
+               "--duration", f"{duration:g}", "--warmup", f"{warmup:g}", "--repetitions", "1", "--retries", "0",
+               "--no-spark-warmup", "--results", str(results), *args]
+    if bootstrap_servers:
+        command += ["--bootstrap-servers", bootstrap_servers]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    out = BenchRunResult(done.returncode, done.stdout, done.stderr, Path(results))
+    tables = sorted(Path(results).glob("exp*_demand.csv"))
+    if tables:
+        with open(tables[-1], newline="") as fh:
+            for row in csv.DictReader(fh):
+                value = row.get("resources") or ""
+                out.table[float(row["load"])] = float(value) if value not in ("", "None", "null", "nan") else None
+    return out
