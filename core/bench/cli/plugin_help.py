@@ -58,7 +58,8 @@ def _types(doc: dict[str, Any], key: str) -> list[tuple[str, str]]:
         patchers = ", ".join(f"{p.get('type')} on {p.get('resource') or 'every object'}"
                              for p in typedef.get("patchers") or [])
         direction = " (a smaller value is more load)" if typedef.get("direction") == "decreasing" else ""
-        rows.append((str(typedef.get("typeName")) + (" (default)" if i == 0 else ""), f"patchers: {patchers}{direction}"))
+        title = str(typedef.get("typeName")) + (" (default)" if i == 0 else "")
+        rows.append((title, f"patchers: {patchers}{direction}"))
     return rows
 
 
