@@ -1,4 +1,5 @@
-"""Test harness: run a use case's Spark topology on the real broker and real Spark.
+"""bench's testing kit: run a use case's topology, a generator, a one-experiment
+``bench run``; the helpers a plugin's tests need, with their signatures.
 
 Use-case tests import :func:`run_topology`::
 
@@ -7,8 +8,8 @@ Use-case tests import :func:`run_topology`::
     result = run_topology(
         use_case,                               # bench.api.UseCase with a topology
         {"input": [("s_1", '{"identifier": "s_1", "timestamp": 0, "valueInW": 5.0}', 0)]},
-        bootstrap_servers=kafka_bootstrap,       # tests/conftest.py fixture
-        spark=spark,                             # tests/conftest.py fixture (shared)
+        bootstrap_servers=kafka_bootstrap,       # fixture of bench.pytest_plugin (the kit)
+        spark=spark,                             # fixture of bench.pytest_plugin (shared)
         params={"window_ms": 60000},
     )
     result            # list of {"key", "value", "topic", "partition", "offset", "timestamp"}
