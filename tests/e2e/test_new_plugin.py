@@ -62,3 +62,25 @@ def test_a_new_plugin_installs_passes_its_tests_and_runs_to_a_demand_table(
         doc = json.loads(row["value"])
         latest[(doc["windowStart"], doc["word"])] = doc["count"]
     assert sorted(latest.values()) == [1, 2, 2]
+
+
+def test_the_kit_finds_a_generator_that_would_stall_a_run(kafka_bootstrap: str) -> None:
+    """A generator written without the contract (no progress) fails in one line before
+    any real run; one built on record_generator keeps it and writes its records."""
+    import asyncio
+
+    from bench.api import GeneratorReport, GeneratorSpec, GeneratorType
+    from bench.services import record_generator
+    from bench.testing import GeneratorContractError, run_generator
+
+    async def silent(spec: GeneratorSpec) -> GeneratorReport:
+        await asyncio.sleep(3.0)  # sends nothing, says nothing
+        return GeneratorReport(0.0, 0.0, 0, 3.0)
+
+    with pytest.raises(GeneratorContractError, match=r"^generator quiet: no progress at all; a platform faults"):
+        run_generator(GeneratorType("quiet", "says nothing", silent), kafka_bootstrap, seconds=3.5)
+
+    avro_like = record_generator("bytes", "fixed bytes per key", lambda key, ts: b"\x00\x01" + key.encode())
+    run = run_generator(avro_like, kafka_bootstrap, load=3, period_ms=200, seconds=2.0)
+    assert run.report.records == len(run.records) > 0 and len(run.progress) >= 1
+    assert {r["value"] for r in run.records} <= {"\x00\x01s_0", "\x00\x01s_1", "\x00\x01s_2"}
