@@ -155,8 +155,13 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
     """The early decision of an SLO on the OLS trend of one repetition's ``series``, for
     :attr:`SloType.decide_early` (the rule: :mod:`bench.slo.early_stop`). The caller resolves
     ``threshold`` exactly as its ``check`` does, so that an early verdict is the final one.
-    ``lag=True`` when ``series`` is the consumer lag: no early "fail" while the SUT has
-    consumed nothing since the warm-up."""
+    ``operator`` is the comparison of slope and threshold that passes: ``lt``, ``lte``,
+    ``gt`` or ``gte`` (``lt``: the slope must stay below the threshold). ``lag=True`` when
+    ``series`` is the consumer lag: no early "fail" while the SUT has consumed nothing
+    since the warm-up. It reads two optional SLO properties from ``ctx.properties``:
+    ``earlyStopConfidence`` (two-sided confidence of the slope's interval, default 0.99,
+    at least 0.5) and ``earlyStopMinSamples`` (samples after the warm-up before any
+    decision, at least 3)."""
     from bench.slo.early_stop import trend_decision as decide
 
     return decide(series, ctx, threshold, operator, lag=lag)
