@@ -226,7 +226,12 @@ class RecordCall:
 
     def __mod__(self, timestamp_ms: int) -> bytes:
         value = self.record(self.key, timestamp_ms)
-        return value.encode() if isinstance(value, str) else value
+        if isinstance(value, bytes):
+            return value
+        if isinstance(value, str):
+            return value.encode()
+        raise TypeError(f"the record function returned {type(value).__name__} for key {self.key!r}; "
+                        "return bytes or str (json.dumps(...) for JSON)")
 
 
 async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
