@@ -6,20 +6,24 @@ module, :mod:`bench.slo_math` (the numbers behind SLO verdicts) and
 :mod:`bench.services` (the runtime services a plugin may call), and so that the core
 never special-cases a built-in plugin. A test keeps every plugin under plugins/ to
 these three modules (tests/unit/test_plugin_boundary.py). This module imports no other
-core module but :mod:`bench.numbers`, so that every core module may import it.
+core module but :mod:`bench.numbers` and :mod:`bench.generator_contract` (the generator
+contract it re-exports), so that every core module may import it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
+from bench.generator_contract import GENERATOR_SILENCE_S as GENERATOR_SILENCE_S
+from bench.generator_contract import PROGRESS_EVERY_S as PROGRESS_EVERY_S
+from bench.generator_contract import GeneratorControl as GeneratorControl
+from bench.generator_contract import generator_control as generator_control
+from bench.generator_contract import set_generator_control as set_generator_control
 from bench.numbers import whole_number as whole_number  # use-case parameters read it
 
 if TYPE_CHECKING:  # PySpark is heavy; only the SUT process imports it for real.
@@ -225,71 +229,6 @@ class GeneratorReport:
         if self.target_rate <= 0:
             return 0.0
         return max(0.0, 1.0 - self.achieved_rate / self.target_rate)
-
-
-#: how often a generator must report progress at least (s): the platform takes a
-#: generator process that stays silent for :data:`GENERATOR_SILENCE_S` as stalled and
-#: faults the repetition
-PROGRESS_EVERY_S = 1.0
-#: silence after which a generator process counts as stalled (s); the embedded and
-#: external platforms check it at every sample
-GENERATOR_SILENCE_S = 5.0
-
-
-@dataclass
-class GeneratorControl:
-    """The platform's side of a running generator: its stop signal and its progress line.
-
-    The process that runs a generator (one per instance) sets one of these before it
-    awaits ``GeneratorType.run``; :func:`generator_control` returns it. A generator must
-    (1) return its :class:`GeneratorReport` soon after :attr:`stop` is set (the platform
-    sets it when a repetition ends, and cancels a generator that ignores it for 20 s),
-    and (2) call :meth:`report` at least every :data:`PROGRESS_EVERY_S` (a generator
-    silent for :data:`GENERATOR_SILENCE_S` is taken as stalled and its repetition is
-    faulted). ``bench.services.open_workload`` and ``bench.services.record_generator``
-    do both for you; only a generator with its own loop uses this directly.
-    """
-
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    #: where progress goes (the generator process prints it as a JSON line); None: nowhere
-    progress: Callable[[dict[str, Any]], None] | None = None
-
-    def report(self, records: int, seconds: float, target: float, behind_ms: float = 0.0) -> None:
-        """Publish progress: ``records`` acknowledged so far in ``seconds``, against a
-        ``target`` rate in records/s; ``behind_ms`` how far the schedule lags."""
-        if self.progress is not None:
-            self.progress({"records": records, "seconds": seconds,
-                           "rate": records / seconds if seconds > 0 else 0.0,
-                           "target": target, "behindMs": behind_ms})
-
-    async def wait_stop(self, timeout: float) -> bool:
-        """Sleep up to ``timeout`` s, waking at once on a stop request; whether one came."""
-        if not self.stop.is_set():
-            try:
-                await asyncio.wait_for(self.stop.wait(), max(0.0, timeout))
-            except TimeoutError:
-                return False
-        return True
-
-
-_CONTROL: ContextVar[GeneratorControl | None] = ContextVar("bench_generator_control", default=None)
-
-
-def generator_control() -> GeneratorControl:
-    """The control of the generator running in this context: the platform's when a
-    generator process runs it, else a fresh one nobody stops (a test that awaits
-    ``run`` itself: set ``duration_s`` in the spec, or set ``.stop``)."""
-    control = _CONTROL.get()
-    if control is None:
-        control = GeneratorControl()
-        _CONTROL.set(control)
-    return control
-
-
-def set_generator_control(control: GeneratorControl) -> None:
-    """Install ``control`` for the generator about to run in this context (the generator
-    process does this; so does ``bench.testing.run_generator``)."""
-    _CONTROL.set(control)
 
 
 @dataclass
