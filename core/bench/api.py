@@ -6,7 +6,8 @@ module, :mod:`bench.slo_math` (the numbers behind SLO verdicts) and
 :mod:`bench.services` (the runtime services a plugin may call), and so that the core
 never special-cases a built-in plugin. A test keeps every plugin under plugins/ to
 these three modules (tests/unit/test_plugin_boundary.py). This module imports no other
-core module but :mod:`bench.numbers`, so that every core module may import it.
+core module but :mod:`bench.numbers` and :mod:`bench.generator_contract` (the generator
+contract it re-exports), so that every core module may import it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
+from bench.generator_contract import GENERATOR_SILENCE_S as GENERATOR_SILENCE_S
+from bench.generator_contract import PROGRESS_EVERY_S as PROGRESS_EVERY_S
+from bench.generator_contract import GeneratorControl as GeneratorControl
+from bench.generator_contract import generator_control as generator_control
+from bench.generator_contract import set_generator_control as set_generator_control
 from bench.numbers import whole_number as whole_number  # use-case parameters read it
 
 if TYPE_CHECKING:  # PySpark is heavy; only the SUT process imports it for real.
@@ -150,7 +156,9 @@ class UseCase:
 
     Exactly one of ``topology`` (a PySpark query, run by the platform's Spark) or
     ``sut_process`` (module path run as ``python -m`` per instance, e.g. the
-    calibrated consumer group) says what the SUT is.
+    calibrated consumer group) says what the SUT is; a use case with neither or both
+    marks its plugin broken when it registers. ``description`` and the ``doc`` of each
+    :class:`ParamSpec` in ``params`` are what ``bench run --plugin NAME --help`` shows.
     """
 
     name: str
@@ -159,6 +167,8 @@ class UseCase:
     generator: str = "active-power"
     topology: Callable[[TopologyContext], StreamingPlan] | None = None
     sut_process: str | None = None
+    #: the workload dimensions its benchmarks vary (load type names), shown by ``bench
+    #: run --plugin NAME --help``; documentation only, nothing is checked against them
     dimensions: Sequence[str] = ()
     #: default SUT parameters (window sizes, ...); `--set key=value` overrides them.
     default_params: Mapping[str, Any] = field(default_factory=dict)
@@ -223,7 +233,12 @@ class GeneratorReport:
 
 @dataclass
 class GeneratorType:
-    """A workload generator; ``run`` is a coroutine run inside a generator process."""
+    """A workload generator; ``run`` is a coroutine run inside a generator process.
+
+    ``run`` must honour :class:`GeneratorControl` (stop and progress); build it with
+    ``bench.services.record_generator`` (a record function is all a plugin writes) or
+    await ``bench.services.open_workload`` inside it, which do so.
+    """
 
     name: str
     description: str
@@ -726,13 +741,22 @@ def default_slo() -> dict[str, Any]:
     return {**DEFAULT_SLO, "properties": dict(DEFAULT_SLO["properties"])}
 
 
-def windowed_slos() -> list[dict[str, Any]]:
+def windowed_slos(rows_per_record: float = 1.0) -> list[dict[str, Any]]:
     """The default SLO and the ratio of late records dropped to generated ones, fresh for
     each windowed use case (UC2, UC3, a third party's) so their defaults cannot drift apart.
-    The drops take the repetitions' median, as the reference's UC2 does (before 2026-12-06
-    the worst one, which ran a passing experiment's third repetition for them alone)."""
+    The drops take the repetitions' median, as the reference's UC2 does.
+
+    The dropped-records SLO divides the rows Spark drops by watermark by the *records the
+    generator sent*. A query whose windowed operator sees several rows per record (it
+    splits a line into words, explodes an array) drops that many rows per late record:
+    pass ``rows_per_record`` (rows reaching the windowed operator per generated record,
+    e.g. the words per line) so that the limit stays 1 % of the records
+    (``maxRatio = 0.01 x rows_per_record``)."""
+    if not rows_per_record > 0:
+        raise ValueError(f"windowed_slos: rows_per_record {rows_per_record!r} must be positive")
     return [default_slo(), {"name": "dropped-records", "sloType": "dropped-records",
-                            "properties": {"maxRatio": MAX_DROPPED_RATIO, "repetitionAggregation": "median"}}]
+                            "properties": {"maxRatio": MAX_DROPPED_RATIO * rows_per_record,
+                                           "repetitionAggregation": "median"}}]
 
 
 def param_load_type(type_name: str, key: str, direction: str = "increasing") -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from bench.api import PROJECT, Registrar
-from bench.api import hookimpl as hookimpl  # defined with the public contracts, for plugins
+from bench.api import hookimpl as hookimpl  # plugins import it from bench.api, its one public place
 
 if TYPE_CHECKING:  # only the CLI needs click; libraries that load plugins do not
     import click
@@ -35,6 +35,10 @@ def bench_register_use_cases(register: Registrar) -> None:
 @hookspec
 def bench_register_generators(register: Registrar) -> None:
     """Register workload generators: ``register.generator(bench.api.GeneratorType(...))``.
+
+    A generator's ``run`` keeps the contract of ``bench.api.GeneratorControl`` (progress
+    at least every second, a report soon after the stop signal);
+    ``bench.services.record_generator`` builds one that does from a record function.
 
     :param register: takes ``GeneratorType`` objects only.
     """

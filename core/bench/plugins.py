@@ -29,6 +29,7 @@ import pluggy
 
 from bench import hookspecs
 from bench.api import GeneratorType, PatcherType, PlatformType, Registrar, SearchStrategy, SloType, UseCase
+from bench.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,15 @@ BUILTIN_MODULES = (
     "bench.builtin.calibrated",
     "bench.builtin.job",
 )
+
+class PluginError(UserError):
+    """A plugin's own code failed where bench called it (its ``default_benchmark()``):
+    one line naming the plugin and what failed; ``-vv`` shows the traceback."""
+
+
+#: the registrar method of each kind, for messages that say what to call
+METHODS = {"use_cases": "use_case", "generators": "generator", "slos": "slo", "patchers": "patcher",
+           "search_strategies": "search_strategy", "platforms": "platform"}
 
 KINDS: dict[str, type] = {
     "use_cases": UseCase,
@@ -109,7 +119,10 @@ def _collect(registry: Registry, pm: pluggy.PluginManager, plugin: object, info:
         pm.subset_hook_caller(hook_name, remove_plugins=others)(register=Registrar(found.append))
         for item in found:
             if not isinstance(item, cls):
-                raise TypeError(f"{hook_name} registered {item!r}, expected a {cls.__name__}")
+                raise TypeError(f"{hook_name} registered {_describe(item)}, not a {cls.__name__} "
+                                f"(register.{METHODS[kind]}(bench.api.{cls.__name__}(...)))")
+            if isinstance(item, UseCase):
+                _check_use_case(item, info.name)
             name = str(getattr(item, "name", ""))
             table = registry.table(kind)
             if name in table:
@@ -118,6 +131,43 @@ def _collect(registry: Registry, pm: pluggy.PluginManager, plugin: object, info:
                             kind.replace("_", " ").rstrip("s"), name, info.name, owner)
             table[name] = item
             info.provides.setdefault(kind, []).append(name)
+
+
+def _describe(item: Any) -> str:
+    """What was registered, in a few words (a dataclass's repr runs to a thousand characters)."""
+    name = getattr(item, "name", None)
+    kind = type(item).__name__
+    return f"a {kind} named {name!r}" if isinstance(name, str) else f"a {kind}"
+
+
+def _check_use_case(use_case: UseCase, plugin: str) -> None:
+    """Refuse a use case that says no SUT (or two) when it is registered, so that
+    ``bench run --dry-run`` names the plugin instead of a real run failing later, and make
+    its ``default_benchmark()`` fail in one line naming the plugin."""
+    if (use_case.topology is None) == (use_case.sut_process is None):
+        which = "neither" if use_case.topology is None else "both"
+        raise TypeError(f"use case {use_case.name!r} has {which} of topology and sut_process; give exactly one")
+    if not callable(use_case.default_benchmark):
+        raise TypeError(f"use case {use_case.name!r}: default_benchmark must be a function returning a dict")
+    if not getattr(use_case.default_benchmark, "_bench_guarded", False):
+        use_case.default_benchmark = _guarded(use_case.default_benchmark, use_case.name, plugin)
+
+
+def _guarded(make: Callable[[], dict[str, Any]], use_case: str, plugin: str) -> Callable[[], dict[str, Any]]:
+    def default_benchmark() -> dict[str, Any]:
+        try:
+            doc = make()
+        except Exception as exc:  # noqa: BLE001 - the plugin's bug, reported in one line naming it
+            raise PluginError(f"plugin {plugin}: use case {use_case!r}: default_benchmark() raised "
+                              f"{type(exc).__name__}: {exc} (-vv shows the traceback)") from exc
+        if not isinstance(doc, dict):
+            raise PluginError(f"plugin {plugin}: use case {use_case!r}: default_benchmark() returned "
+                              f"{type(doc).__name__}, not a dict (a Benchmark document)")
+        return doc
+
+    default_benchmark._bench_guarded = True  # type: ignore[attr-defined]
+    default_benchmark.__doc__ = make.__doc__
+    return default_benchmark
 
 
 def load_plugins(extra: Iterable[object] = (), entry_points_: Iterable[EntryPoint] | None = None) -> Registry:

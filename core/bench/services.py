@@ -8,10 +8,20 @@ the runtime, and one module doing both would make an import cycle.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.api import EarlyDecision, GeneratorReport, GeneratorSpec, ParamSpec, Series, SloContext, SloVerdict
+from bench.api import (
+    EarlyDecision,
+    GeneratorReport,
+    GeneratorSpec,
+    GeneratorType,
+    ParamSpec,
+    Series,
+    SloContext,
+    SloVerdict,
+    sensor_keys,
+)
 
 if TYPE_CHECKING:
     from bench.runtime.kafka.security import KafkaSecurity
@@ -31,20 +41,83 @@ class RecordTemplateParam(ParamSpec):
             raise ValueError(f"is not JSON once {{key}} and {{timestamp}} are filled in: {exc}") from None
 
 
-#: What :func:`run_active_power` reads from its params; a generator that wraps it
-#: (UC4's) declares these too, since every ``--set`` key reaches it.
-ACTIVE_POWER_PARAMS: tuple[ParamSpec, ...] = (
+#: What the open-workload loop (:func:`open_workload`) reads from a generator's params:
+#: a generator built on it declares these (``record_generator`` does), since every
+#: ``--set`` key reaches it.
+OPEN_WORKLOAD_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("partitioner", str, choices=("murmur2", "round-robin"), doc="how keys map to partitions"),
     ParamSpec("keyOffset", int, min=0, doc="index of this instance's first key (set per instance)"),
-    ParamSpec("valueInW", float, doc="the valueInW every record carries"),
     ParamSpec("seed", object, doc="seed of the random send phases"),
     ParamSpec("lingerMs", int, min=0, doc="producer linger.ms"),
     ParamSpec("acks", int, choices=(0, 1, -1), doc="producer acks"),
     ParamSpec("batchSize", int, min=1, doc="producer max batch size in bytes"),
     ParamSpec("compression", str, choices=("gzip", "snappy", "lz4", "zstd"), doc="producer compression"),
+)
+
+#: What :func:`run_active_power` reads from its params; a generator that wraps it
+#: (UC4's) declares these too, since every ``--set`` key reaches it.
+ACTIVE_POWER_PARAMS: tuple[ParamSpec, ...] = (
+    *OPEN_WORKLOAD_PARAMS,
+    ParamSpec("valueInW", float, doc="the valueInW every record carries"),
     RecordTemplateParam("recordTemplate", str,
                         doc="JSON record with {key} and {timestamp} placeholders, instead of an ActivePowerRecord"),
 )
+
+#: ``record(key, timestamp_ms)``: the value of the record ``key`` sends at ``timestamp_ms``
+#: (its scheduled time, epoch ms, also the Kafka record's timestamp); ``str`` goes out as UTF-8
+RecordFunction = Callable[[str, int], bytes | str]
+
+
+async def open_workload(spec: GeneratorSpec, record: RecordFunction) -> GeneratorReport:
+    """Run one generator instance's open workload with ``record`` making each value.
+
+    The loop the built-in ``active-power`` generator runs: one aiokafka producer (with
+    :func:`kafka_security`), every key of ``spec.keys`` sends one record every
+    ``spec.period_ms`` with its own random phase, keyed by the key (partitioned with
+    murmur2 like any Kafka client, or ``partitioner: round-robin``), until
+    ``spec.duration_s`` passes or the platform asks it to stop
+    (:func:`bench.api.generator_control`). It reports progress every second, which the
+    platform requires, and returns the rate the broker acknowledged. Use it inside a
+    ``GeneratorType.run`` that does something first (read params, publish a registry);
+    :func:`record_generator` builds the whole ``GeneratorType``. The params it reads:
+    :data:`OPEN_WORKLOAD_PARAMS`.
+    """
+    from bench.runtime.load.generator import run_records
+
+    return await run_records(spec, record)
+
+
+def record_generator(
+    name: str,
+    description: str,
+    record: RecordFunction | None = None,
+    *,
+    record_for: Callable[[GeneratorSpec], RecordFunction] | None = None,
+    params: Sequence[ParamSpec] = (),
+    keys: Callable[[int, Mapping[str, Any]], list[str]] | None = None,
+    prepare: Callable[[GeneratorSpec], Awaitable[None]] | None = None,
+) -> GeneratorType:
+    """A :class:`bench.api.GeneratorType` whose records come from a function, on
+    :func:`open_workload` (stop signal, progress, producer and rate schedule included).
+
+    Give ``record(key, timestamp_ms) -> bytes | str``, or ``record_for(spec) -> record``
+    when the records depend on the instance's params (``spec.params``: the merged
+    ``--set`` and benchmark params). ``params`` declares what ``record_for`` reads (the
+    loop's :data:`OPEN_WORKLOAD_PARAMS` are added); ``keys(load, params)`` names the keys
+    for a load value (default ``s_0 ... s_{load-1}``); ``prepare`` as in ``GeneratorType``.
+    """
+    if (record is None) == (record_for is None):
+        raise TypeError(f"record_generator {name!r}: give exactly one of record= and record_for=")
+
+    async def run(spec: GeneratorSpec) -> GeneratorReport:
+        function = record_for(spec) if record_for is not None else record
+        assert function is not None
+        return await open_workload(spec, function)
+
+    own = {p.name for p in params}
+    return GeneratorType(name=name, description=description, run=run, prepare=prepare,
+                         keys=keys or sensor_keys,
+                         params=(*params, *(p for p in OPEN_WORKLOAD_PARAMS if p.name not in own)))
 
 
 async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
@@ -82,8 +155,13 @@ def trend_decision(series: Series, ctx: SloContext, threshold: float, operator: 
     """The early decision of an SLO on the OLS trend of one repetition's ``series``, for
     :attr:`SloType.decide_early` (the rule: :mod:`bench.slo.early_stop`). The caller resolves
     ``threshold`` exactly as its ``check`` does, so that an early verdict is the final one.
-    ``lag=True`` when ``series`` is the consumer lag: no early "fail" while the SUT has
-    consumed nothing since the warm-up."""
+    ``operator`` is the comparison of slope and threshold that passes: ``lt``, ``lte``,
+    ``gt`` or ``gte`` (``lt``: the slope must stay below the threshold). ``lag=True`` when
+    ``series`` is the consumer lag: no early "fail" while the SUT has consumed nothing
+    since the warm-up. It reads two optional SLO properties from ``ctx.properties``:
+    ``earlyStopConfidence`` (two-sided confidence of the slope's interval, default 0.99,
+    at least 0.5) and ``earlyStopMinSamples`` (samples after the warm-up before any
+    decision, at least 3)."""
     from bench.slo.early_stop import trend_decision as decide
 
     return decide(series, ctx, threshold, operator, lag=lag)

@@ -1,4 +1,5 @@
-"""Test harness: run a use case's Spark topology on the real broker and real Spark.
+"""bench's testing kit: run a use case's topology, a generator, a one-experiment
+``bench run``; the helpers a plugin's tests need, with their signatures.
 
 Use-case tests import :func:`run_topology`::
 
@@ -7,8 +8,8 @@ Use-case tests import :func:`run_topology`::
     result = run_topology(
         use_case,                               # bench.api.UseCase with a topology
         {"input": [("s_1", '{"identifier": "s_1", "timestamp": 0, "valueInW": 5.0}', 0)]},
-        bootstrap_servers=kafka_bootstrap,       # tests/conftest.py fixture
-        spark=spark,                             # tests/conftest.py fixture (shared)
+        bootstrap_servers=kafka_bootstrap,       # fixture of bench.pytest_plugin (the kit)
+        spark=spark,                             # fixture of bench.pytest_plugin (shared)
         params={"window_ms": 60000},
     )
     result            # list of {"key", "value", "topic", "partition", "offset", "timestamp"}
@@ -29,6 +30,29 @@ and ``collect``. ``result.topics`` maps them. The output rows are the records of
 order, read after the query stopped. ``result.committed`` holds the SUT group's
 committed offsets of the input topics, ``result.progress`` the per-batch progress
 events (the driver's JSON lines). Nothing here asserts timing.
+
+The rest of the kit a plugin's tests use, all importable from here:
+
+- :func:`run_generator` runs a generator for a few seconds against a broker and checks
+  its contract (progress at least every second, a report soon after the stop signal).
+- :func:`bench_run` runs ``bench run`` of a use case in a process of its own, one
+  experiment by default, and returns the demand table.
+- ``parse_benchmark(doc: dict) -> Benchmark`` checks a Benchmark document's shape
+  (``ConfigError`` with one line naming the field); ``validate_benchmark(bench:
+  Benchmark, registry: Registry) -> None`` checks it against the installed plugins
+  (patcher and SLO types, SLO properties, bounds).
+- ``load_plugins(extra=(), entry_points_=None) -> Registry``: the registry of installed
+  plugins (``extra``: plugin modules or objects added last, for a plugin not installed);
+  ``Registry`` has a dict per kind (``use_cases``, ``generators``, ``slos``,
+  ``patchers``, ``search_strategies``, ``platforms``) from name to the registered object,
+  and ``plugins`` (``PluginInfo``: ``name``, ``error`` when broken, ``provides``).
+- ``apply_all(registry: Registry, objects: list[Manifest], patchers: Iterable[tuple[str,
+  str, dict, Any]]) -> list[Manifest]`` applies (patcher type, resource, properties,
+  value) in order to copies of the objects, as a run does for a load or resource value.
+
+The pytest plugin :mod:`bench.pytest_plugin` (installed with bench, active in every
+pytest run) binds these to its fixtures ``kafka_bootstrap``, ``spark``,
+``bench_registry``, ``topology_runner``, ``generator_runner`` and ``bench_runner``.
 """
 
 from __future__ import annotations
@@ -40,13 +64,29 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.api import UseCase
-from bench.runtime.kafka.security import current as kafka_security
+from bench.config.model import Benchmark as Benchmark
+from bench.config.model import parse_benchmark as parse_benchmark
+from bench.config.model import validate_benchmark as validate_benchmark
+from bench.patchers.apply import apply_all as apply_all
+from bench.plugins import Registry as Registry
+from bench.plugins import load_plugins as load_plugins
 from bench.runtime.spark.sut_query import ProgressTotals, build_context, start_query
+from bench.testing_runs import TEST_TOPIC_CONFIG as TEST_TOPIC_CONFIG
+from bench.testing_runs import BenchRunResult as BenchRunResult
+from bench.testing_runs import GeneratorContractError as GeneratorContractError
+from bench.testing_runs import GeneratorRun as GeneratorRun
+from bench.testing_runs import Record as Record
+from bench.testing_runs import bench_run as bench_run
+from bench.testing_runs import committed_offsets as committed_offsets
+from bench.testing_runs import create_topics as create_topics
+from bench.testing_runs import end_offsets as end_offsets
+from bench.testing_runs import produce as produce
+from bench.testing_runs import read_all as read_all
+from bench.testing_runs import run_generator as run_generator
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-Record = tuple[str | None, str | None, int]
 Inputs = Mapping[str, Sequence[Record]]
 
 
@@ -62,117 +102,6 @@ class TopologyResult(list[dict[str, Any]]):
         self.topics: dict[str, str] = {}
         self.committed: dict[str, dict[int, int]] = {}
         self.end_offsets: dict[str, dict[int, int]] = {}
-
-
-#: Test records carry event times near 1970 on purpose; Kafka (and noida-db) delete
-#: records older than the default retention.ms (7 days), so test topics keep them all.
-TEST_TOPIC_CONFIG = {"retention.ms": "-1", "retention.bytes": "-1"}
-
-
-def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 10.0) -> None:
-    """Create real topics {name: partitions} that never delete records; an existing topic is fine."""
-    from bench.runtime.kafka.admin import create_topics_sync
-
-    create_topics_sync(bootstrap, topics, TEST_TOPIC_CONFIG)
-
-
-def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
-    """Produce (key, value, timestamp_ms) records and wait until all are acknowledged."""
-    from confluent_kafka import Producer
-
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 3, **kafka_security().confluent()}
-    )
-    errors: list[str] = []
-
-    def on_delivery(err: Any, _msg: Any) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    for key, value, ts in records:
-        while True:
-            try:
-                producer.produce(topic, key=key, value=value, timestamp=int(ts), on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.05)
-    if producer.flush(60) or errors:
-        raise RuntimeError(f"producing to {topic} failed: {errors[:3]}")
-
-
-def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    """True end offsets (from fetch high watermarks, not tansu's ListOffsets)."""
-    from bench.runtime.kafka.source import EndOffsetProbe
-
-    probe = EndOffsetProbe(bootstrap)
-    try:
-        return {p: end for p, (_, end) in probe.offsets(topic).items()}
-    finally:
-        probe.close()
-
-
-def committed_offsets(bootstrap: str, group_id: str, topic: str) -> dict[int, int]:
-    """The group's committed offsets per partition (-1001 = none)."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    from bench.runtime.kafka.source import EndOffsetProbe
-
-    probe = EndOffsetProbe(bootstrap)
-    parts = probe.partitions(topic)
-    probe.close()
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id, "enable.auto.commit": False,
-                         **kafka_security().confluent()})
-    try:
-        got: list[Any] = consumer.committed([TopicPartition(topic, p) for p in parts], timeout=10)
-        return {tp.partition: tp.offset for tp in got}
-    finally:
-        consumer.close()
-
-
-def read_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[dict[str, Any]]:
-    """Every record of a topic, from the beginning up to its end offsets."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-
-    msg: Any
-    ends = {p: e for p, e in end_offsets(bootstrap, topic).items() if e > 0}
-    if not ends:
-        return []
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"bench-read-{uuid.uuid4().hex[:8]}",
-         **kafka_security().confluent(),
-         "enable.auto.commit": False, "log_level": 3}
-    )
-    rows: list[dict[str, Any]] = []
-    try:
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
-        pending = dict(ends)
-        deadline = time.monotonic() + timeout
-        while pending and time.monotonic() < deadline:
-            for msg in consumer.consume(num_messages=10000, timeout=0.5):
-                if msg.error() is not None:
-                    continue
-                p, off = msg.partition(), msg.offset()
-                if p not in pending or off >= ends[p]:
-                    continue
-                key, value = msg.key(), msg.value()
-                rows.append(
-                    {
-                        "key": None if key is None else key.decode("utf-8", "replace"),
-                        "value": None if value is None else value.decode("utf-8", "replace"),
-                        "topic": topic,
-                        "partition": p,
-                        "offset": off,
-                        "timestamp": msg.timestamp()[1],
-                    }
-                )
-                if off >= ends[p] - 1:
-                    pending.pop(p)
-        if pending:
-            raise RuntimeError(f"reading {topic}: partitions {sorted(pending)} did not reach their end")
-    finally:
-        consumer.close()
-    rows.sort(key=lambda r: (r["partition"], r["offset"]))
-    return rows
 
 
 def _benchmark_topics(use_case: UseCase) -> dict[str, int]:

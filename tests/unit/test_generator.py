@@ -121,3 +121,12 @@ async def test_pacer_accumulates_cost_without_unbounded_credit(monkeypatch: pyte
     assert slept == []  # 100 records = 0.1 s, covered by the credit
     await pacer.take(500)
     assert slept and abs(sum(slept) - 0.5) < 1e-9  # then exactly 1 ms per record
+
+
+def test_a_record_function_becomes_a_template_of_one_key() -> None:
+    from bench.runtime.load.generator import RecordCall
+
+    assert RecordCall(lambda key, ts: f"{key}@{ts}", "s_1") % 5 == b"s_1@5"
+    assert RecordCall(lambda key, ts: b"\x00" + key.encode(), "k") % 0 == b"\x00k"
+    with pytest.raises(TypeError, match="returned dict for key 's_1'; return bytes or str"):
+        RecordCall(lambda key, ts: {"k": key}, "s_1") % 0  # type: ignore[arg-type,return-value]

@@ -69,11 +69,26 @@ class RunCommand(click.Command):
             ctx.meta[PLATFORM_PARAMS] = platform_params(_registry())
         return [*own, *ctx.meta[PLATFORM_PARAMS], *([help_option] if help_option else [])]
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["bench.run.args"] = list(args)  # --help is eager: it runs before --plugin is parsed
+        return super().parse_args(ctx, args)
+
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
+        from bench.cli.plugin_help import plugin_named, use_case_help
+
+        registry = _registry()
+        if (name := plugin_named(ctx.meta.get("bench.run.args") or [])) is not None:
+            title, rows = use_case_help(registry, name)
+            with formatter.section(title):
+                for text, items in rows:
+                    formatter.write_text(text)
+                    if items:
+                        with formatter.indentation():
+                            formatter.write_dl(items)
         with formatter.section("Search strategies (--search NAME)"):
-            formatter.write_dl([(s.name, s.description) for s in _registry().search_strategies.values()])
-        platforms = _registry().platforms
+            formatter.write_dl([(s.name, s.description) for s in registry.search_strategies.values()])
+        platforms = registry.platforms
         with formatter.section("Platforms (--platform NAME; other platforms' options are refused)"):
             for ptype in platforms.values():
                 formatter.write_text(f"{ptype.name}: {ptype.description}")
@@ -318,7 +333,10 @@ def run(**opts: Any) -> None:
 
 
 @cli.command()
-def plugins() -> None:
+@click.option("--verbose", "-v", "verbose", is_flag=True,
+              help="Also every registered use case, generator, SLO type, patcher, search strategy, platform and "
+                   "load type with its description.")
+def plugins(verbose: bool) -> None:
     """List plugins: distribution, version, and what each registers."""
     registry = _registry()
     for info in registry.plugins:
@@ -328,6 +346,32 @@ def plugins() -> None:
             continue
         provides = "; ".join(f"{kind.replace('_', ' ')}: {', '.join(names)}" for kind, names in info.provides.items())
         click.echo(f"{info.name:14} {origin:32} {provides or '(hooks only)'}")
+        if verbose:
+            from bench.cli.plugin_help import provided_lines
+
+            for line in provided_lines(registry, info):
+                click.echo(f"    {line}")
+
+
+@cli.command("new-plugin")
+@click.argument("name")
+@click.option("--dir", "directory", type=click.Path(file_okay=False), metavar="PATH",
+              help="Folder to write the plugin to (default: ./bench-NAME); must be empty or new.")
+def new_plugin(name: str, directory: str | None) -> None:
+    """Write a working plugin package NAME: a use case with its own generator and PySpark
+    query, an SLO type, a load type with its patcher, tests and a pyproject.toml.
+
+    \b
+    Then:  pip install -e PATH && (cd PATH && pytest) && bench run --plugin NAME --loads 100 --resources 1
+    """
+    from bench.cli.new_plugin import write_plugin
+
+    target = Path(directory) if directory else Path(f"bench-{name}")
+    files = write_plugin(name, target)
+    click.echo(f"wrote {len(files)} files to {target}/:")
+    for path in files:
+        click.echo(f"  {path.relative_to(target)}")
+    click.echo(f"next: pip install -e {target} && (cd {target} && pytest) && bench run --plugin {name} --help")
 
 
 @cli.command()

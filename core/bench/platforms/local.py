@@ -346,7 +346,8 @@ class LocalPlatform:
                 )
             silent = time.monotonic() - child.last_event_at
             if silent > GENERATOR_STALL_S:
-                raise PlatformError(f"generator {child.name} stalled: no progress for {silent:.0f} s")
+                raise PlatformError(f"generator {child.name} stalled: no progress for {silent:.0f} s (a generator "
+                                    "reports through bench.api.generator_control() at least every second)")
 
     async def sample(self, spec: ExperimentSpec) -> Sample:
         """One sample of every SLI, after checking that everything of the experiment still runs.

@@ -18,19 +18,24 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import contextlib
 import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 
-from bench.api import GeneratorReport, GeneratorSpec, GeneratorType, sensor_keys
+from bench.api import (
+    PROGRESS_EVERY_S,
+    GeneratorControl,
+    GeneratorReport,
+    GeneratorSpec,
+    GeneratorType,
+    generator_control,
+    sensor_keys,
+)
 from bench.runtime.kafka.security import current as kafka_security
 from bench.runtime.load.record_batches import NO_HEADERS, Append, BatchFiller
 
@@ -45,35 +50,16 @@ MAX_SLEEP = 0.05
 #: would idle a generator whose steps take that long. Records keep their scheduled
 #: timestamps; they leave up to this much later, as with the producer's linger.
 MIN_STEP_S = 0.005
-#: how often progress is reported (s)
-PROGRESS_EVERY = 1.0
+#: how often progress is reported (s): the contract's (:data:`bench.api.PROGRESS_EVERY_S`)
+PROGRESS_EVERY = PROGRESS_EVERY_S
 #: how long the end of a run waits for outstanding acks (s); well below
 #: generator_main.STOP_GRACE_S, so that a slow broker still gets a report, not a kill
 ACK_WAIT_S = 5.0
 
 
-@dataclass
-class RunControl:
-    """Lets the process running a generator stop it gracefully and hear progress.
-
-    Generators are plain coroutines (``GeneratorType.run``); ``generator_main`` sets
-    one of these in :data:`CONTROL` so a generator that cares can stop on request
-    (and still return its report) and publish progress.
-    """
-
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    progress: Callable[[dict[str, Any]], None] | None = None
-
-
-CONTROL: ContextVar[RunControl | None] = ContextVar("bench_generator_control", default=None)
-
-
-def current_control() -> RunControl:
-    control = CONTROL.get()
-    if control is None:
-        control = RunControl()
-        CONTROL.set(control)
-    return control
+def current_control() -> GeneratorControl:
+    """The running generator's control (:func:`bench.api.generator_control`)."""
+    return generator_control()
 
 
 def encode_record(identifier_json: str, timestamp_ms: int, value: float) -> bytes:
@@ -221,21 +207,63 @@ class Schedule:
         return out
 
 
+class Template(Protocol):
+    """A key's record encoder: ``template % timestamp_ms`` is the record's value. ``bytes``
+    with one ``%d`` is one (the built-in records, the hot path); :class:`RecordCall` makes
+    any function one."""
+
+    def __mod__(self, timestamp_ms: int) -> bytes: ...
+
+
+class RecordCall:
+    """A plugin's ``record(key, timestamp_ms)`` as a :class:`Template` of one key, so that
+    its records go through the same loop as the built-in ones; a ``str`` is sent as UTF-8."""
+
+    __slots__ = ("key", "record")
+
+    def __init__(self, record: Callable[[str, int], bytes | str], key: str) -> None:
+        self.record, self.key = record, key
+
+    def __mod__(self, timestamp_ms: int) -> bytes:
+        value = self.record(self.key, timestamp_ms)
+        if isinstance(value, bytes):
+            return value
+        if isinstance(value, str):
+            return value.encode()
+        raise TypeError(f"the record function returned {type(value).__name__} for key {self.key!r}; "
+                        "return bytes or str (json.dumps(...) for JSON)")
+
+
 async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
+    """The ``active-power`` generator: ActivePowerRecords, or the records of the
+    ``recordTemplate`` param."""
+    value = float(spec.params.get("valueInW", 10.0))
+    template_text = spec.params.get("recordTemplate")
+    encode: Callable[[str], Template] = (
+        (lambda key: user_record_template(str(template_text), key)) if template_text
+        else (lambda key: record_template(json.dumps(key), value))
+    )
+    return await run_open_workload(spec, encode)
+
+
+async def run_records(spec: GeneratorSpec, record: Callable[[str, int], bytes | str]) -> GeneratorReport:
+    """A plugin's record function through the open-workload loop (``bench.services.open_workload``)."""
+    return await run_open_workload(spec, lambda key: RecordCall(record, key))
+
+
+async def run_open_workload(spec: GeneratorSpec, encode: Callable[[str], Template]) -> GeneratorReport:
+    """One generator instance's open workload: every key of ``spec.keys`` sends
+    ``encode(key) % timestamp_ms`` every ``period_ms`` with its own random phase, to
+    ``spec.topic`` keyed by the key, until ``duration_s`` or the stop request of
+    :func:`bench.api.generator_control`, reporting progress every second."""
     params: Mapping[str, Any] = spec.params
     control = current_control()
     keys: Sequence[str] = list(spec.keys)
     period_ms = float(spec.period_ms)
     target = len(keys) * 1000.0 / period_ms if period_ms > 0 else 0.0
-    value = float(params.get("valueInW", 10.0))
     rng = random.Random(params.get("seed"))
     schedule = Schedule(len(keys), period_ms, rng)
     key_bytes = [k.encode() for k in keys]
-    template_text = params.get("recordTemplate")
-    encode: Callable[[str], Any] = (
-        (lambda key: user_record_template(str(template_text), key)) if template_text
-        else (lambda key: record_template(json.dumps(key), value))
-    )
 
     linger_ms = int(params.get("lingerMs", 5))
     linger_s = linger_ms / 1000.0
@@ -331,27 +359,17 @@ async def run_active_power(spec: GeneratorSpec) -> GeneratorReport:
                         await send(part, batch, n)
                         del open_batches[part]
             now = loop.time()
-            if control.progress is not None and now - last_progress >= PROGRESS_EVERY:
+            if now - last_progress >= PROGRESS_EVERY:
                 last_progress = now
-                elapsed = now - start
-                control.progress(
-                    {
-                        "records": delivered,
-                        "seconds": elapsed,
-                        "rate": delivered / elapsed if elapsed > 0 else 0.0,
-                        "target": target,
-                        "behindMs": max(0.0, (now - start) * 1000.0 - _next_due(lanes)),
-                    }
-                )
+                control.report(delivered, now - start, target,
+                               max(0.0, (now - start) * 1000.0 - _next_due(lanes)))
             if finished:
                 break
             if not saturated:  # on schedule: sleep until the next emission
                 wait = max(_next_due(lanes) / 1000.0 - (now - start), step_started + MIN_STEP_S - now)
                 if open_batches:  # wake up to send a held batch once it has lingered
                     wait = min(wait, min(b[3] for b in open_batches.values()) + linger_s - now)
-                wait = max(0.0, min(MAX_SLEEP, wait))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(control.stop.wait(), wait)
+                await control.wait_stop(max(0.0, min(MAX_SLEEP, wait)))
             else:
                 await asyncio.sleep(0)
         # Wall time until the last record was handed over: a generator that fell

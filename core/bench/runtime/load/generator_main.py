@@ -22,10 +22,9 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from bench.api import GeneratorReport, GeneratorSpec
+from bench.api import GeneratorControl, GeneratorReport, GeneratorSpec, set_generator_control
 from bench.runtime.host import child_protocol
 from bench.runtime.host.child_protocol import emit
-from bench.runtime.load.generator import CONTROL, RunControl
 
 STOP_GRACE_S = 20.0
 
@@ -51,8 +50,8 @@ async def run(raw: dict[str, Any]) -> int:
         emit("error", message=f"unknown generator {name!r}; known: {', '.join(sorted(generators))}")
         return 2
     spec = spec_from_json(raw)
-    control = RunControl(progress=lambda p: emit("progress", **p))
-    CONTROL.set(control)
+    control = GeneratorControl(progress=lambda p: emit("progress", **p))
+    set_generator_control(control)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, control.stop.set)
