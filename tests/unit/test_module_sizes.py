@@ -12,7 +12,7 @@ LIMIT = 420  # "about 400": a few lines of slack so a docstring does not force a
 EXCEPTIONS = {
     # The public contract a plugin author reads top to bottom: every dataclass a hook
     # registers, with its docs. Splitting it would scatter the one page they need.
-    "core/bench/api.py": 830,
+    "core/bench/api.py": 860,
 }
 
 

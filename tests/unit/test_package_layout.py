@@ -35,7 +35,9 @@ CORE = ROOT / "core" / "bench"
 
 #: what may sit at the top of core/bench: the public surface plugins and their tests
 #: import, and the floor everything stands on
-PUBLIC_SURFACE = ("api", "slo_math", "services", "hookspecs", "plugins", "testing", "pytest_plugin")
+PUBLIC_SURFACE = (
+    "api", "generator_contract", "slo_math", "services", "hookspecs", "plugins", "testing", "pytest_plugin",
+)
 #: (expressions: thresholdFromExpression's parser of numbers and operators, importing
 #: nothing of bench, which slo_math evaluates)
 FLOOR = ("errors", "numbers", "metrics", "expressions")
@@ -45,7 +47,8 @@ FLOOR = ("errors", "numbers", "metrics", "expressions")
 #: packages must not import each other in a loop.
 LAYERS: tuple[tuple[str, ...], ...] = (
     FLOOR,
-    ("api", "slo_math", "hookspecs", "plugins"),  # the contract plugins implement, and its registry
+    # the contract plugins implement, and its registry
+    ("api", "generator_contract", "slo_math", "hookspecs", "plugins"),
     ("patchers",),  # turning a load or resource value into deployment changes
     ("config",),  # documents, parameters, bounds, the reference's schema
     ("slo",),  # SLO types, early decisions, external checkers
@@ -53,7 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runtime",),  # Kafka, Spark, the load generator, host probes
     ("platforms",),  # where a run happens: local, embedded, external
     ("platforms.kubernetes",),
-    ("services", "testing"),  # the public helpers over the runtime, for plugins and their tests
+    ("services", "testing", "pytest_plugin"),  # the public helpers over the runtime, for plugins and their tests
     ("results",),  # store, tables, plots, environment
     ("execution",),  # one run: experiments, collector, evaluator
     ("analysis",),  # analyze, compare, report

@@ -71,18 +71,18 @@ from bench.patchers.apply import apply_all as apply_all
 from bench.plugins import Registry as Registry
 from bench.plugins import load_plugins as load_plugins
 from bench.runtime.spark.sut_query import ProgressTotals, build_context, start_query
-from bench.testing_runs import TEST_TOPIC_CONFIG as TEST_TOPIC_CONFIG
-from bench.testing_runs import BenchRunResult as BenchRunResult
-from bench.testing_runs import GeneratorContractError as GeneratorContractError
-from bench.testing_runs import GeneratorRun as GeneratorRun
-from bench.testing_runs import Record as Record
-from bench.testing_runs import bench_run as bench_run
-from bench.testing_runs import committed_offsets as committed_offsets
-from bench.testing_runs import create_topics as create_topics
-from bench.testing_runs import end_offsets as end_offsets
-from bench.testing_runs import produce as produce
-from bench.testing_runs import read_all as read_all
-from bench.testing_runs import run_generator as run_generator
+from bench.testing.runs import TEST_TOPIC_CONFIG as TEST_TOPIC_CONFIG
+from bench.testing.runs import BenchRunResult as BenchRunResult
+from bench.testing.runs import GeneratorContractError as GeneratorContractError
+from bench.testing.runs import GeneratorRun as GeneratorRun
+from bench.testing.runs import Record as Record
+from bench.testing.runs import bench_run as bench_run
+from bench.testing.runs import committed_offsets as committed_offsets
+from bench.testing.runs import create_topics as create_topics
+from bench.testing.runs import end_offsets as end_offsets
+from bench.testing.runs import produce as produce
+from bench.testing.runs import read_all as read_all
+from bench.testing.runs import run_generator as run_generator
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
