@@ -52,6 +52,7 @@ from bench.config.model import (
     kind_of,
     parse_benchmark,
     parse_execution,
+    threshold_overrides,
     validate_benchmark,
     validate_deployment_paths,
     validate_execution,
@@ -164,15 +165,7 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any]) -
     if len(given) > 1:
         raise ConfigError("--threshold, --threshold-rel-to-rate and --threshold-rel-to-load exclude each other")
     if given:
-        overrides = [o for o in doc.get("slos", []) if isinstance(o, dict)]
-        for slo in bench.slos:
-            if not _takes_cli_threshold(registry, slo.sloType, slo.properties):
-                continue
-            props = dict(given)
-            overrides = [o for o in overrides if o.get("name") != slo.name]
-            # a threshold stated here replaces the benchmark's of any form (model.effective_slos)
-            overrides.append({"name": slo.name, "properties": props})
-        doc["slos"] = overrides
+        doc["slos"] = threshold_overrides(registry, bench, doc.get("slos") or [], given)
     return doc
 
 

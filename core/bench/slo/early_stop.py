@@ -65,6 +65,7 @@ from bench.slo.early_rules import (
     window_decision,
 )
 from bench.slo.lag_batches import held_level_slope, too_few_batches
+from bench.slo.properties import warmup_of
 
 __all__ = ["DEFAULT_CONFIDENCE", "MAX_AUTOCORRELATION", "MIN_SAMPLES", "MIN_SPAN_S", "REPORTED_CONFIDENCE",
            "TrendFit", "fit", "t_quantile"]
@@ -187,7 +188,7 @@ def decide(
         if s is None:
             out.append(EarlyDecision(None, f"no samples of {sli!r} yet", slo=slo.name))
             continue
-        warmup = float(slo.properties.get("warmup", execution.warmup))
+        warmup = warmup_of(slo.properties, execution.warmup)
         ctx = SloContext(load=float(spec.load), resources=float(spec.resources), warmup=warmup,
                          properties=slo.properties, load_rate=rate, duration=float(execution.duration),
                          period=period)

@@ -15,6 +15,7 @@ from bench.config.model import ExecutionParams, SloDef
 from bench.numbers import readable
 from bench.plugins import Registry
 from bench.slo.early_stop import early_state, settlement
+from bench.slo.properties import warmup_of
 
 
 class SloEvaluator:
@@ -45,7 +46,7 @@ class SloEvaluator:
             slo_type = self.registry.slos[slo.sloType]
             sli = self.sli(slo)
             reps = collected.get(sli, [])
-            warmup = float(slo.properties.get("warmup", self.settings.warmup))
+            warmup = warmup_of(slo.properties, self.settings.warmup)
             ctx = SloContext(load=load, resources=resources, warmup=warmup, properties=slo.properties,
                              load_rate=rate)
             if not reps:
