@@ -316,6 +316,12 @@ def threshold_overrides(registry: Registry, bench: Benchmark, slos: list[Any],
     return out
 
 
+def decreasing_load(bench: Benchmark, execution: Execution) -> bool:
+    """Whether the execution's load type counts down (a smaller value is more load)."""
+    load_type = next((t for t in bench.loadTypes if t.typeName == execution.load.loadType), None)
+    return load_type is not None and load_type.direction == "decreasing"
+
+
 def load_intensity_order(bench: Benchmark, execution: Execution) -> list[float]:
     """The execution's load values from least to most load, as the search walks them.
 
