@@ -14,7 +14,7 @@ from bench.api import EarlyDecision, ExperimentSpec, Series, SloContext, SloVerd
 from bench.config.model import ExecutionParams, SloDef
 from bench.numbers import readable
 from bench.plugins import Registry
-from bench.slo.early_stop import early_state, settlement
+from bench.slo.early_stop import early_state, monotone, settlement
 from bench.slo.properties import warmup_of
 
 
@@ -88,7 +88,8 @@ class SloEvaluator:
         def check(reps: dict[str, list[Series]]) -> dict[str, bool]:
             return {name: v.passed for name, v in self.verdicts(reps, load, resources, rate).items()}
 
-        return settlement(check, collected, [self.sli(slo) for slo in self.slos], remaining)
+        unbracketed = [slo.name for slo in self.slos if not monotone(slo.properties)]
+        return settlement(check, collected, [self.sli(slo) for slo in self.slos], remaining, unbracketed)
 
 
 def summary(verdict: SloVerdict) -> str:
