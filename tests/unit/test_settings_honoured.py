@@ -98,3 +98,17 @@ def test_warmup_seconds_is_the_slo_warmup() -> None:
     assert warmup_of({"warmupSeconds": 12}, 30.0) == 12.0
     assert warmup_of({"warmup": 5, "warmupSeconds": 12}, 30.0) == 5.0
     assert warmup_of({}, 30.0) == 30.0
+
+
+def test_analyze_counts_every_slo_the_run_judged() -> None:
+    """An experiment whose dropped records failed in the run is no PASS in ``bench analyze``."""
+    from types import SimpleNamespace
+
+    from bench.analysis.analyze import ExperimentResult
+
+    trend_passes = SimpleNamespace(median=1.0, unstable=False)
+    alone = ExperimentResult(1000.0, 1.0, 100.0, confidence=trend_passes)  # type: ignore[arg-type]
+    assert alone.passed and alone.verdict is True
+    dropped = ExperimentResult(1000.0, 1.0, 100.0, confidence=trend_passes,  # type: ignore[arg-type]
+                               other_slos_failed=["dropped-records"])
+    assert not dropped.passed and dropped.verdict is False
