@@ -101,14 +101,13 @@ def test_warmup_seconds_is_the_slo_warmup() -> None:
 
 
 def test_analyze_counts_every_slo_the_run_judged() -> None:
-    """An experiment whose dropped records failed in the run is no PASS in ``bench analyze``."""
-    from types import SimpleNamespace
-
+    """An experiment whose dropped records fail is no PASS in ``bench analyze``
+    (over an engine-written folder: tests/unit/test_analyze_agrees_with_run.py)."""
     from bench.analysis.analyze import ExperimentResult
+    from bench.api import SloVerdict
 
-    trend_passes = SimpleNamespace(median=1.0, unstable=False)
-    alone = ExperimentResult(1000.0, 1.0, 100.0, confidence=trend_passes)  # type: ignore[arg-type]
+    alone = ExperimentResult(1000.0, 1.0, 100.0, slos={"lag-trend": SloVerdict(True, {})})
     assert alone.passed and alone.verdict is True
-    dropped = ExperimentResult(1000.0, 1.0, 100.0, confidence=trend_passes,  # type: ignore[arg-type]
-                               other_slos_failed=["dropped-records"])
+    dropped = ExperimentResult(1000.0, 1.0, 100.0, slos={"lag-trend": SloVerdict(True, {}),
+                                                         "dropped-records": SloVerdict(False, {})})
     assert not dropped.passed and dropped.verdict is False

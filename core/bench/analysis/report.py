@@ -164,7 +164,7 @@ def _flags(exp: ExperimentResult) -> str:
     if exp.error:
         notes.append(exp.error)
     if exp.other_slos_failed:
-        notes.append("in the run also failed: " + ", ".join(exp.other_slos_failed))
+        notes.append("also failed: " + ", ".join(exp.other_slos_failed))
     if not exp.valid:
         notes.append("invalid: generator fell behind")
     return escape("; ".join(notes))
