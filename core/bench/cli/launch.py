@@ -60,6 +60,7 @@ from bench.config.model import (
     validate_params,
 )
 from bench.config.options import parse_sets, split_floats
+from bench.config.params import check_sets_kept
 from bench.errors import UserError
 from bench.execution.engine import Engine, RunConfig, RunOutcome, build_objects
 from bench.platforms.contract import (
@@ -250,6 +251,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         for load, res in itertools.product(loads, resources):
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
+            check_sets_kept(objects, params, f"at load={fmt_value(load)} resources={fmt_value(res)}")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise

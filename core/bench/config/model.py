@@ -232,6 +232,7 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             strategy,
             set(registry.search_strategies) | set(STRATEGY_ALIASES) | {"RestrictionSearch"},
         )
+    _check_strategy_keys(execution.execution.strategy, strategy)
     if strategy == BRACKET and not lower_bound:
         raise ConfigError("execution.execution.strategy.restrictions: the bracket search rests on the lower bound "
                           "(LowerBound); without it use --search linear, binary, initial-guess or full")
@@ -242,6 +243,27 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
             )
     from bench.config.bounds import check_execution  # sane bounds of every number (docs/bounds.md)
     check_execution(execution, bench, registry)
+
+
+#: the reference's guess strategies: ``PrevResourceMinGuess`` guesses the previous load's
+#: demand, which is how bench's initial-guess walks (bench.search.strategies)
+GUESS_STRATEGIES = ("PrevResourceMinGuess",)
+
+
+def _check_strategy_keys(strategy: Any, resolved: str) -> None:
+    """``guessStrategy`` and ``searchStrategy`` mean something only beside the strategy
+    that reads them; elsewhere, or naming a guess bench does not make, they are refused."""
+    guess = strategy.guessStrategy
+    if guess is not None:
+        if resolved != "initial-guess":
+            raise ConfigError(f"execution.execution.strategy.guessStrategy: only InitialGuessSearch (initial-guess) "
+                              f"reads it, not {strategy.name!r}; remove it")
+        if guess not in GUESS_STRATEGIES:
+            raise ConfigError(f"execution.execution.strategy.guessStrategy: {guess!r} is not one of "
+                              f"{', '.join(GUESS_STRATEGIES)} (the previous load's demand, initial-guess's own guess)")
+    if strategy.searchStrategy is not None and strategy.name != "RestrictionSearch":
+        raise ConfigError(f"execution.execution.strategy.searchStrategy: only RestrictionSearch reads it, not "
+                          f"{strategy.name!r}; remove it")
 
 
 def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:

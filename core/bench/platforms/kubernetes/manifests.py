@@ -120,6 +120,15 @@ def executor_shape(body: Mapping[str, Any], options: Mapping[str, Any] | None) -
     return max(1, cores), (f"{int(mb)}m" if mb else str(option(options, "executor_memory")))
 
 
+def cpu_limit(body: Mapping[str, Any], cores: int) -> str | None:
+    """The CPU one SUT instance (executor or worker) may use, in millicores: the BenchSut's
+    ``cpuPerInstance`` per task slot times its ``cores`` slots, as the embedded platform's
+    cgroup limits it and as cost counts it (``bench.execution.deployment.instance_cores``);
+    None without one. Requested as much as limited: a request above the limit is invalid."""
+    per_slot = float(body.get("cpuPerInstance") or 0)
+    return f"{max(1, round(per_slot * cores * 1000))}m" if per_slot > 0 else None
+
+
 def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any] | None) -> list[Manifest]:
     body = sut.get("spec") or {}
     replicas = int(body.get("replicas", 1))
@@ -237,6 +246,7 @@ def _spark_application(sut: _SutParts) -> Manifest:
             "executor": {
                 "instances": sut.replicas,
                 "cores": cores,
+                **({"coreRequest": limit, "coreLimit": limit} if (limit := cpu_limit(sut.body, cores)) else {}),
                 "memory": sut.memory,
                 "labels": _labels(sut.base, "executor"),
                 "env": copy.deepcopy(sut.env),
@@ -266,6 +276,16 @@ def _deployment(
     }
 
 
+def _worker_resources(sut: _SutParts) -> dict[str, Any]:
+    """The BenchSut's ``resources``, with the CPU limit per instance (``cpuPerInstance``)."""
+    found = resources_of(sut.body)
+    limit = cpu_limit(sut.body, sut.cores)
+    if limit is not None:
+        for part in ("requests", "limits"):
+            found[part] = {**(found.get(part) or {}), "cpu": limit}
+    return found
+
+
 def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
     cores, memory = str(sut.cores), sut.memory
     master_container = container(
@@ -281,7 +301,7 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
         sut.image,
         ["spark-class", "org.apache.spark.deploy.worker.Worker", "--cores", cores, "--memory", memory, master],
         sut.env,
-        resources=resources_of(sut.body),
+        resources=_worker_resources(sut),
         **_kafka_mounts(sut),
     )
     service = {
