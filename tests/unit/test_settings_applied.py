@@ -87,3 +87,31 @@ def test_the_generators_instances_follow_max_per_instance() -> None:
                                    "generator.maxPerInstance=500", "--dry-run"])
     assert out.exit_code == 0, out.output
     assert "replicas: 2" in out.output
+
+
+@pytest.mark.parametrize("where", [["--spark-mode", "standalone"],
+                                   ["--platform", "external", "--bootstrap-servers", "k:9092",
+                                    "--spark-master", "spark://m:7077"]])
+def test_a_cpu_limit_bench_cannot_apply_is_refused(where: list[str]) -> None:
+    out = CliRunner().invoke(cli, ["run", "--plugin", "uc1", "--set", "sut.cpuPerInstance=0.25", *where, "--dry-run"])
+    assert out.exit_code == 2, out.output
+    assert out.output.startswith("bench: error: cpuPerInstance 0.25: --spark-") and "Traceback" not in out.output
+
+
+def test_local_spark_takes_the_cpu_limit() -> None:
+    out = CliRunner().invoke(cli, ["run", "--plugin", "uc1", "--set", "sut.cpuPerInstance=0.25", "--dry-run"])
+    assert out.exit_code == 0, out.output
+
+
+@pytest.mark.parametrize(("plugin", "url", "code"),
+                         [("uc2", None, 2), ("uc2", "http://prom:9090", 0), ("uc1", None, 0)])
+def test_kubernetes_slos_on_prometheus_slis_need_its_url(monkeypatch: pytest.MonkeyPatch, plugin: str,
+                                                         url: str | None, code: int) -> None:
+    monkeypatch.delenv("BENCH_K8S_PROMETHEUS_URL", raising=False)
+    if url:
+        monkeypatch.setenv("BENCH_K8S_PROMETHEUS_URL", url)
+    out = CliRunner().invoke(cli, ["run", "--plugin", plugin, "--platform", "kubernetes", "--bootstrap-servers",
+                                   "kafka:9092", "--dry-run"])
+    assert out.exit_code == code, out.output
+    if code:
+        assert "SLO dropped-records (dropped-records) needs Prometheus" in out.output

@@ -49,6 +49,7 @@ from bench.config.model import (
     ConfigError,
     Execution,
     declared_params,
+    effective_slos,
     kind_of,
     parse_benchmark,
     parse_execution,
@@ -70,6 +71,7 @@ from bench.platforms.contract import (
     refuse_unhonoured,
     run_check,
 )
+from bench.platforms.local_sut import refuse_unlimited_cpu
 from bench.plugins import Registry
 from bench.results import tables
 from bench.results.store import fmt_value
@@ -239,6 +241,11 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         **platform_options(registry, ptype, given),
     }
     run_check(ptype.validate, options, use_case)
+    if ptype.name == "kubernetes":  # SLIs only its Prometheus carries
+        from bench.platforms.kubernetes.options import refuse_without_prometheus
+
+        slis = {s.name: registry.slos[s.sloType].sli_name(s.properties) for s in effective_slos(bench, execution)}
+        run_check(lambda o, _: refuse_without_prometheus(o, slis), options, use_case)
     check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
     # The deployment paths are checked against the objects without them (setting a
     # path creates it); then every experiment's deployment must build.
@@ -252,6 +259,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
             check_sets_kept(objects, params, f"at load={fmt_value(load)} resources={fmt_value(res)}")
+            refuse_unlimited_cpu(ptype.name, options, use_case, objects)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise

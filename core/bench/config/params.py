@@ -173,3 +173,4 @@ def check_sets_kept(objects: list[Manifest], params: Mapping[str, Any], where: s
                                   f"{path} to {_show(target)} in each experiment; set what it reads instead "
                                   "(--resources for the SUT's instances, --set generator.maxPerInstance=N "
                                   "for the generator's)")
+

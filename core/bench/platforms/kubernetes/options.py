@@ -35,3 +35,19 @@ def option(options: Mapping[str, Any] | None, key: str) -> Any:
     if value is None:
         value = os.environ.get(f"BENCH_K8S_{key.upper()}")
     return DEFAULTS.get(key) if value is None else value
+
+
+#: the SLIs the cluster's pods serve for Prometheus to scrape: sampled only with ``prometheus_url``
+PROMETHEUS_SLIS = frozenset({"dropped-records", "malformed-records", "generated-records", "generator-rate"})
+
+
+def refuse_without_prometheus(options: Mapping[str, Any] | None, slis: Mapping[str, str]) -> None:
+    """Raises ``ValueError`` (one line) when an SLO (name -> SLI) reads an SLI only
+    Prometheus carries and no ``prometheus_url`` is set: every experiment would fail it
+    for want of samples, after hours on the cluster."""
+    if option(options, "prometheus_url"):
+        return
+    needing = [f"{name} ({sli})" for name, sli in slis.items() if sli in PROMETHEUS_SLIS]
+    if needing:
+        raise ValueError(f"--platform kubernetes: SLO {', '.join(needing)} needs Prometheus, which scrapes it from "
+                         "the pods; set BENCH_K8S_PROMETHEUS_URL (deploy/podmonitor.yaml) or judge only the lag")
