@@ -13,7 +13,7 @@ DEFAULTS: dict[str, Any] = {
     "image_pull_policy": "IfNotPresent",
     "sut_mode": "spark-operator",
     "kafka_bootstrap": "my-cluster-kafka-bootstrap:9092",
-    "spark_version": "4.0.1",
+    "spark_version": "4.2.0",
     "spark_service_account": "bench-spark",
     "executor_cores": 1,
     "executor_memory": "1g",
