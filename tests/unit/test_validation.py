@@ -96,7 +96,7 @@ def test_bad_input_is_one_line_and_exit_2(no_start: None, tmp_path: Path, args: 
     [
         ["--plugin", "calibrated", "--set", "capacity=500", "--set", "generator.periodMs=500"],
         ["--plugin", "uc3", "--set", "timeAttribute=24", "--set", "windowSizeMs=60000"],
-        ["--plugin", "uc4", "--set", "feedback=false", "--set", "sut.replicas=2"],
+        ["--plugin", "uc4", "--set", "feedback=false", "--set", "generator.maxPerInstance=100000"],
         ["--plugin", "uc2", "--set", "windowSizeMs=60000.0", "--threshold", "100", "--trigger", "0"],
     ],
 )

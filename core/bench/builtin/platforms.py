@@ -151,6 +151,12 @@ def _kubernetes_host(options: Mapping[str, Any], use_case: UseCase) -> None:
         raise ValueError("--platform kubernetes needs --bootstrap-servers to reach Kafka (or BENCH_K8S_TOPICS=strimzi)")
 
 
+def _kubernetes_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
+    from bench.platforms.kubernetes.options import refuse_without_prometheus
+
+    refuse_without_prometheus(options, options.get("slo_slis") or {})
+
+
 def _kubernetes_config_maps(sets: Any, options: Mapping[str, Any]) -> list[list[tuple[str, str]]]:
     from bench.platforms.kubernetes.config_maps import read_config_maps
 
@@ -214,6 +220,7 @@ PLATFORMS = (
         _kubernetes,
         options=KUBERNETES_OPTIONS,
         capabilities=KUBERNETES,
+        validate=_kubernetes_valid,
         check_host=_kubernetes_host,
         render=_kubernetes_render,
         read_config_maps=_kubernetes_config_maps,

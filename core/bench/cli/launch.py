@@ -71,12 +71,12 @@ from bench.platforms.contract import (
     refuse_unhonoured,
     run_check,
 )
-from bench.platforms.local_sut import refuse_unlimited_cpu
 from bench.plugins import Registry
 from bench.results import tables
 from bench.results.store import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
+from bench.runtime.spark.cpu_limit import refuse_unlimited_cpu
 from bench.search.prediction import describe as describe_prediction
 
 #: Laptop-sized defaults used when neither an execution file nor the use case says
@@ -240,12 +240,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "sample_interval": execution.execution.sampleInterval,
         **platform_options(registry, ptype, given),
     }
-    run_check(ptype.validate, options, use_case)
-    if ptype.name == "kubernetes":  # SLIs only its Prometheus carries
-        from bench.platforms.kubernetes.options import refuse_without_prometheus
-
-        slis = {s.name: registry.slos[s.sloType].sli_name(s.properties) for s in effective_slos(bench, execution)}
-        run_check(lambda o, _: refuse_without_prometheus(o, slis), options, use_case)
+    # the SLOs' SLIs (SLO name -> SLI), for a platform that samples some only under a setting
+    slis = {s.name: registry.slos[s.sloType].sli_name(s.properties) for s in effective_slos(bench, execution)}
+    run_check(ptype.validate, {**options, "slo_slis": slis}, use_case)
     check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
     # The deployment paths are checked against the objects without them (setting a
     # path creates it); then every experiment's deployment must build.
@@ -259,7 +256,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
             check_sets_kept(objects, params, f"at load={fmt_value(load)} resources={fmt_value(res)}")
-            refuse_unlimited_cpu(ptype.name, options, use_case, objects)
+            refuse_unlimited_cpu(options, use_case, objects)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise

@@ -19,35 +19,6 @@ from bench.runtime.spark.cluster import InstanceShape
 log = logging.getLogger(__name__)
 
 
-def unlimitable(options: Mapping[str, Any], spark_mode: str, spark: bool) -> str | None:
-    """Why a CPU limit per instance cannot hold on this SUT, None when it can: a Spark SUT's
-    executors live in a cluster's workers (``--spark-mode standalone``, ``--spark-master``),
-    where a limit on the driver alone would measure the driver."""
-    if not spark:
-        return None
-    if options.get("spark_master"):
-        return "--spark-master: the executors run on that cluster's workers, which bench cannot limit"
-    if spark_mode != "local":
-        return f"--spark-mode {spark_mode}: the executors run in the workers' JVMs, which bench does not limit"
-    return None
-
-
-def refuse_unlimited_cpu(platform: str, options: Mapping[str, Any], use_case: Any,
-                         objects: Sequence[Mapping[str, Any]]) -> None:
-    """``cpuPerInstance`` on a local platform whose Spark executors bench cannot limit: the
-    run would measure whole cores while the cost counted the limit's share. Refused."""
-    from bench.errors import UserError
-
-    if platform not in ("embedded", "external"):
-        return
-    for obj in objects:
-        if obj.get("kind") == "BenchSut" and float((obj.get("spec") or {}).get("cpuPerInstance") or 0) > 0:
-            why = unlimitable(options, str(options.get("spark_mode") or "local"), use_case.topology is not None)
-            if why:
-                raise UserError(f"cpuPerInstance {obj['spec']['cpuPerInstance']}: {why}; drop the limit "
-                                  "or run with local[N] Spark (--spark-mode local, no --spark-master)")
-
-
 def limit_cpu(
     options: Mapping[str, Any], spark_mode: str, spec: ExperimentSpec, sut_spec: Mapping[str, Any], replicas: int,
     previous: Mapping[str, Any],
@@ -57,7 +28,7 @@ def limit_cpu(
     per_instance = float(sut_spec.get("cpuPerInstance") or 0)
     if per_instance <= 0:
         return None, dict(previous)
-    if unlimitable(options, spark_mode, spec.use_case.topology is not None):
+    if cpu_limit.unlimitable(options, spark_mode, spec.use_case.topology is not None):
         return None, {"applied": False, "cpuPerInstance": per_instance,
                       "reason": "applies to local[N] Spark and SUT processes only"}
     slots = replicas * max(1, int(sut_spec.get("coresPerInstance") or 1))

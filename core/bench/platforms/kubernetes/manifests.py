@@ -49,12 +49,14 @@ from bench.platforms.kubernetes.pods import (
     METRICS_LABEL,
     container,
     container_security_context,
+    cpu_limit,
     env_list,
     metrics_annotations,
     metrics_port,
     pod_security_context,
     pod_spec,
     resources_of,
+    worker_resources,
 )
 from bench.platforms.kubernetes.readiness import ObjectFailed, is_ready
 from bench.platforms.kubernetes.secrets import JOB_DIR, job_config_map, kafka_env, kafka_volume
@@ -118,15 +120,6 @@ def executor_shape(body: Mapping[str, Any], options: Mapping[str, Any] | None) -
     cores = int(body.get("coresPerInstance") or option(options, "executor_cores"))
     mb = body.get("memoryPerInstanceMb")
     return max(1, cores), (f"{int(mb)}m" if mb else str(option(options, "executor_memory")))
-
-
-def cpu_limit(body: Mapping[str, Any], cores: int) -> str | None:
-    """The CPU one SUT instance (executor or worker) may use, in millicores: the BenchSut's
-    ``cpuPerInstance`` per task slot times its ``cores`` slots, as the embedded platform's
-    cgroup limits it and as cost counts it (``bench.execution.deployment.instance_cores``);
-    None without one. Requested as much as limited: a request above the limit is invalid."""
-    per_slot = float(body.get("cpuPerInstance") or 0)
-    return f"{max(1, round(per_slot * cores * 1000))}m" if per_slot > 0 else None
 
 
 def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any] | None) -> list[Manifest]:
@@ -276,16 +269,6 @@ def _deployment(
     }
 
 
-def _worker_resources(sut: _SutParts) -> dict[str, Any]:
-    """The BenchSut's ``resources``, with the CPU limit per instance (``cpuPerInstance``)."""
-    found = resources_of(sut.body)
-    limit = cpu_limit(sut.body, sut.cores)
-    if limit is not None:
-        for part in ("requests", "limits"):
-            found[part] = {**(found.get(part) or {}), "cpu": limit}
-    return found
-
-
 def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
     cores, memory = str(sut.cores), sut.memory
     master_container = container(
@@ -301,7 +284,7 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
         sut.image,
         ["spark-class", "org.apache.spark.deploy.worker.Worker", "--cores", cores, "--memory", memory, master],
         sut.env,
-        resources=_worker_resources(sut),
+        resources=worker_resources(sut.body, sut.cores),
         **_kafka_mounts(sut),
     )
     service = {
