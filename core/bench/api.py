@@ -353,6 +353,8 @@ class SloType:
     #: so the offline analysis, its slope intervals and the
     #: plots' trend lines apply to it. None: never re-evaluated offline.
     analysed_as_trend: Callable[[Mapping[str, Any]], bool] | None = None
+    #: the property keys it reads (``bench.slo.properties``: others are refused); None: unchecked
+    properties: tuple[str, ...] | None = None
     #: the axis title of this SLO's series in plots and reports; empty: the SLI's name
     series_label: str = ""
     #: whether ``decide_early`` may also read the SLI sampled between the recorded samples

@@ -55,7 +55,11 @@ def after_warmup(series: Series, warmup: float) -> tuple[np.ndarray, np.ndarray]
     """Time-sorted samples at least ``warmup`` s after the series' first one, NaN removed.
 
     The cut is relative to the first sample (not to NaN-free ones) so that a missing
-    early sample cannot shift the warm-up window into the measurement.
+    early sample cannot shift the warm-up window into the measurement. It compares the
+    time since the first sample with the warm-up, as the reference does: ``t >= t0 +
+    warmup`` is the same rule in exact arithmetic but can disagree on a sample lying
+    exactly at the cut in floats, and ``bench analyze``, the reference's analysis and
+    ``bench run`` must keep the same samples.
     """
     t = np.asarray(series.timestamps, dtype=float)
     v = np.asarray(series.values, dtype=float)
@@ -65,7 +69,7 @@ def after_warmup(series: Series, warmup: float) -> tuple[np.ndarray, np.ndarray]
         return t, v
     order = np.argsort(t, kind="stable")
     t, v = t[order], v[order]
-    keep = (t >= t[0] + warmup) & np.isfinite(t) & ~np.isnan(v)
+    keep = (t - t[0] >= warmup) & np.isfinite(t) & ~np.isnan(v)
     return t[keep], v[keep]
 
 

@@ -40,14 +40,17 @@ def test_reference_executions_validate_unchanged(name: str, use_case: str, strat
 
 def test_execution_slos_mean_the_reference_types() -> None:
     oldest = resolve_run(REGISTRY, {"plugin": "uc3", "execution_file": FIXTURES / "execution-oldest.yaml"})
-    (lag,) = effective_slos(oldest.benchmark, oldest.execution)
+    # the benchmark's own SLOs are all kept (the reference's SloFactory), the execution's are judged beside them
+    *kept, lag = effective_slos(oldest.benchmark, oldest.execution)
+    assert [s.name for s in kept] == [s.name for s in oldest.benchmark.slos] == ["lag-trend", "dropped-records"]
     assert lag.sloType == "lag trend" and lag.properties["threshold"] == 1000 and lag.properties["warmup"] == 30
     standalone = resolve_run(REGISTRY, {"plugin": "uc3", "execution_file": FIXTURES / "execution-standalone.yaml"})
-    dropped, generic = effective_slos(standalone.benchmark, standalone.execution)
+    _, _, dropped, generic = effective_slos(standalone.benchmark, standalone.execution)
     assert dropped.sloType == "dropped records" and dropped.properties["threshold"] == 100
     assert generic.sloType == "generic" and generic.properties["sli"] == "lag"  # its PromQL query is the lag
     current = resolve_run(REGISTRY, {"plugin": "uc1", "execution_file": FIXTURES / "execution-current.yaml"})
-    (named,) = effective_slos(current.benchmark, current.execution)
+    own, named = effective_slos(current.benchmark, current.execution)
+    assert own.name == "lag-trend"
     assert named.name == named.sloType == "lag trend" and named.properties == {"threshold": 500}
 
 

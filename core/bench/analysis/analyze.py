@@ -1,26 +1,18 @@
-"""Re-evaluate stored lag series with other SLO settings, without running anything.
+"""Re-evaluate a run's stored SLI series with other SLO settings, without running anything.
 
-The procedure is the reference's offline analysis (its ``demand`` notebook code), in
-bench's own functions:
+Every SLO of the run is judged again by its registered type (``bench.api.SloType``)
+through the run's own evaluator (:class:`bench.slo.evaluator.SloEvaluator`), over the
+series its files hold: the same warm-up cut, the same threshold forms, the same
+verdict as ``bench run``. The settings given replace the run's: ``--warmup`` every
+SLO's warm-up, a threshold option the threshold of every SLO whose type takes it (as
+``bench run``'s options do; refused where none does). An experiment passes when every
+SLO passes; the table is built by the run's own rules (:mod:`bench.results.tables`):
+demand per load the least resources passing, capacity per resource amount the
+greatest load passing, a key with no passing experiment kept with no value.
 
-1. per lag file, keep the samples whose time since the file's first sample is at
-   least ``warmup`` seconds, and fit an ordinary least-squares line of lag on time;
-   its slope (records/s) is the repetition's trend;
-2. per (load, resources), the median of the repetitions' slopes (the mean of the two
-   middle ones for an even count);
-3. the experiment passes iff that median < threshold (strict);
-4. demand: per load, the least resources among the passing experiments. Capacity:
-   per resource amount, the greatest passing load.
-
-Differences, all deliberate: a load (or resource amount) with no passing experiment
-stays in the table with no value, where the reference drops it; a repetition with
-fewer than two samples after the warm-up fails its experiment (the reference's
-regression raises on it); the threshold takes every form the trend SLOs take
-(``thresholdRelToLoad`` x the load value and ``thresholdRelToResources``,
-``thresholdFromExpression`` as the reference computes them, bench's
-``thresholdRelToRate`` x the generators' target records/s). Only the lag trend is
-re-evaluated, as in the reference; experiments where another SLO failed in the run are
-marked, since ``bench run``'s table also required those.
+For the first trend SLO (``SloType.is_trend``) each experiment also shows the
+repetitions' slopes with a confidence interval and the margin to the threshold
+(:mod:`bench.analysis.confidence`): figures to read the verdict by, never the verdict.
 """
 
 from __future__ import annotations
@@ -31,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bench import slo_math
 from bench.analysis.confidence import (
     DEFAULT_CONFIDENCE,
@@ -42,10 +32,13 @@ from bench.analysis.confidence import (
     judge,
     with_evidence,
 )
-from bench.analysis.runs import Key, RunFiles
-from bench.config.base import ConfigError
+from bench.analysis.runs import Key, RunFiles, registry
+from bench.api import Series, SloVerdict
+from bench.config.base import ConfigError, ExecutionParams, SloDef
 from bench.results import tables
 from bench.results.store import atomic_write, fmt_value, read_series
+from bench.slo.evaluator import SloEvaluator
+from bench.slo.properties import COMMON_PROPERTIES, warmup_of
 
 DEFAULT_THRESHOLD = 2000.0
 DEFAULT_WARMUP = 60.0
@@ -64,6 +57,10 @@ class Settings:
     threshold_key: str = "threshold"
     threshold_value: float | str = DEFAULT_THRESHOLD
     confidence: float = DEFAULT_CONFIDENCE
+    #: whether the user gave the warm-up (it then replaces every SLO's) and the threshold
+    #: (it then replaces that of every SLO whose type takes a threshold option)
+    warmup_given: bool = False
+    threshold_given: bool = False
 
     @property
     def threshold(self) -> float | None:
@@ -108,6 +105,7 @@ def run_settings(run: RunFiles, threshold: float | None = None, rel_to_load: flo
             key, value = run_threshold(run.trend_slo_properties())
         except ValueError as exc:
             raise ConfigError(f"{run.directory}: exp{run.exp_id}'s trend SLO: {exc}") from None
+    warmup_given = warmup is not None
     if warmup is None:
         warmup = run.warmup()
     warmup = DEFAULT_WARMUP if warmup is None else warmup
@@ -115,7 +113,7 @@ def run_settings(run: RunFiles, threshold: float | None = None, rel_to_load: flo
         raise ConfigError(f"--warmup: {warmup:g} must be >= 0")
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"--confidence: {confidence:g} must lie between 0 and 1")
-    return Settings(warmup, key, value, confidence)
+    return Settings(warmup, key, value, confidence, warmup_given, bool(given))
 
 
 def run_threshold(properties: dict[str, Any]) -> tuple[str, float | str]:
@@ -137,10 +135,14 @@ class ExperimentResult:
 
     load: float
     resources: float
+    #: the first trend SLO's threshold in its verdict (records/s); NaN without a trend SLO
     threshold: float
     fits: list[RepetitionFit | None] = field(default_factory=list)
     confidence: Confidence | None = None
     error: str | None = None
+    #: every SLO's verdict, re-evaluated by its type
+    slos: dict[str, SloVerdict] = field(default_factory=dict)
+    #: the SLOs other than the first trend SLO that failed
     other_slos_failed: list[str] = field(default_factory=list)
     valid: bool = True
     #: the cause when the run recorded this experiment as ``error``: no verdict, whatever its series say
@@ -152,8 +154,9 @@ class ExperimentResult:
 
     @property
     def passed(self) -> bool:
-        return (self.run_error is None and self.error is None and self.confidence is not None
-                and self.confidence.median < self.threshold)
+        """Every SLO's type passes it: the table counts every SLO, as ``bench run``'s
+        does (a failed dropped-records SLO is no PASS)."""
+        return self.run_error is None and bool(self.slos) and all(v.passed for v in self.slos.values())
 
     @property
     def verdict(self) -> bool | None:
@@ -176,6 +179,7 @@ class ExperimentResult:
             "unstable": self.unstable,
             "error": self.error,
             "other_slos_failed": self.other_slos_failed,
+            "slos": {name: {"passed": v.passed, **v.details} for name, v in self.slos.items()},
             "valid": self.valid,
             "outcome": "error" if self.run_error is not None else ("passed" if self.passed else "failed"),
             "run_error": self.run_error,
@@ -206,30 +210,6 @@ class Analysis:
         }
 
 
-def after_warmup(path: Path, warmup: float, repetition: int) -> tuple[np.ndarray, np.ndarray]:
-    """Samples at least ``warmup`` s after the file's first row, compared as the reference does.
-
-    The reference subtracts the first timestamp and compares the difference with the
-    warm-up; :func:`bench.slo_math.after_warmup` adds the warm-up to the first timestamp
-    instead. In exact arithmetic both are one rule, in floats they can disagree on a
-    sample that lies exactly at the boundary (with a 5 s sample step and a 60 s warm-up
-    one sample does), so this module follows the reference to the bit. NaN samples are
-    dropped afterwards, as ``bench run`` drops them.
-    """
-    series = read_series(path)
-    t = np.asarray(series.timestamps, dtype=float)
-    v = np.asarray(series.values, dtype=float)
-    if t.size:
-        keep = (t - t[0] >= warmup) & np.isfinite(t) & ~np.isnan(v)
-        t, v = t[keep], v[keep]
-    if t.size < slo_math.MIN_SAMPLES:
-        raise slo_math.InsufficientData(
-            f"repetition {repetition}: {t.size} usable sample(s) after a {warmup:g} s warm-up "
-            f"(of {len(series.values)}), need at least {slo_math.MIN_SAMPLES}"
-        )
-    return t, v
-
-
 def stored_period(record: dict[str, Any]) -> float | None:
     """The output period the run judged its lag's error with (``bench.analysis.confidence``),
     as its record stores it with a trend verdict: re-evaluated the same way."""
@@ -248,35 +228,99 @@ def stored_evidence(record: dict[str, Any], slo: str, repetition: int) -> Any:
     return found[repetition] if isinstance(found, list) and 0 <= repetition < len(found) else None
 
 
-def evaluate_experiment(run: RunFiles, key: Key, settings: Settings) -> ExperimentResult:
+def judged_slos(run: RunFiles, settings: Settings) -> list[SloDef]:
+    """The run's SLOs (benchmark, then the execution's overrides and own SLOs) with the
+    given settings applied as ``bench run``'s options apply them; refused (one line) for
+    an SLO type no installed plugin registers, and for a threshold option no SLO takes."""
+    types = registry().slos
+    judged, takers = [], []
+    for slo in run.slos():
+        name, type_name = str(slo.get("name")), str(slo.get("sloType"))
+        slo_type = types.get(type_name)
+        if slo_type is None:
+            raise ConfigError(f"{run.directory}: exp{run.exp_id}'s SLO {name!r} has type {type_name!r}, which no "
+                              f"installed plugin registers (known: {', '.join(sorted(types))}); install its plugin")
+        props = dict(slo.get("properties") or {})
+        if settings.threshold_given and slo_type.takes_cli_threshold(props):
+            if slo_type.properties is not None and settings.threshold_key not in slo_type.properties:
+                raise ConfigError(f"SLO {name!r} of type {type_name!r} has no {settings.threshold_key}; "
+                                  "give another threshold option")
+            props = slo_math.override_properties(props, {settings.threshold_key: settings.threshold_value})
+            takers.append(name)
+        if settings.warmup_given:
+            props = {k: v for k, v in props.items() if k not in COMMON_PROPERTIES} | {"warmup": settings.warmup}
+        judged.append(SloDef(name=name, sloType=type_name, properties=props))
+    if settings.threshold_given and not takers:
+        kinds = ", ".join(f"{s.name} ({s.sloType})" for s in judged) or "none"
+        raise ConfigError(f"no SLO of exp{run.exp_id} takes a threshold option (its SLOs: {kinds}); "
+                          "nothing would change")
+    return judged
+
+
+def _series(run: RunFiles, key: Key, evaluator: SloEvaluator) -> dict[str, list[Series]]:
+    """The stored series per SLI name, repetitions in order: the collection the run's
+    evaluator judged (files are named by SLO; SLOs on one SLI hold the same series)."""
+    collected: dict[str, list[Series]] = {}
+    for slo in evaluator.slos:
+        sli = evaluator.sli(slo)
+        if sli in collected:
+            continue
+        files = sorted((f for f in run.sli if (f.load, f.resources) == key and f.name in (slo.name, sli)),
+                       key=lambda f: (f.repetition, f.name != slo.name))
+        reps: dict[int, Series] = {}
+        for f in files:
+            reps.setdefault(f.repetition, read_series(f.path))
+        if reps:
+            collected[sli] = [reps[r] for r in sorted(reps)]
+    return collected
+
+
+def evaluate_experiment(run: RunFiles, key: Key, settings: Settings,
+                        evaluator: SloEvaluator | None = None) -> ExperimentResult:
+    """One (load, resources) pair: every SLO re-evaluated by its type, as the run did."""
     load, resources = key
-    result = ExperimentResult(load, resources, settings.threshold_for(run, load, resources))
+    evaluator = evaluator or _evaluator(run, settings)
     record = run.records().get(key) or {}
+    rate = run.target_rate(load, resources)
+    collected = _series(run, key, evaluator)
+    verdicts = evaluator.verdicts(collected, load, resources, load if rate is None else rate)
+    trend = next(iter(evaluator.trend_slos()), None)
+    found = verdicts[trend].details.get("threshold") if trend is not None else None
+    threshold = float(found) if isinstance(found, int | float) else math.nan
+    result = ExperimentResult(load, resources, threshold, slos=verdicts)
     result.valid = bool(record.get("valid", True))
     if run.outcome(load, resources) == "error":
         result.run_error = str(record.get("cause") or "error")
-    result.other_slos_failed = sorted(
-        name for name, details in (record.get("slos") or {}).items()
-        if name not in run.trend_slo_names() and isinstance(details, dict) and details.get("passed") is False
-    )
-    errors = []
+    result.other_slos_failed = sorted(name for name, v in verdicts.items() if name != trend and not v.passed)
+    errors = [f"{name}: {v.details['error']}" if name != trend else str(v.details["error"])
+              for name, v in verdicts.items() if "error" in v.details]
+    result.error = "; ".join(errors) or None
+    if trend is not None and math.isfinite(threshold):
+        _trend_figures(result, evaluator, trend, collected, record, settings)
+    return result
+
+
+def _trend_figures(result: ExperimentResult, evaluator: SloEvaluator, trend: str,
+                   collected: dict[str, list[Series]], record: dict[str, Any], settings: Settings) -> None:
+    """The trend SLO's slopes with their confidence, over the samples its verdict kept."""
+    slo = next(s for s in evaluator.slos if s.name == trend)
+    warmup = warmup_of(slo.properties, float(evaluator.settings.warmup))
     period = stored_period(record)
-    for f in run.trend_files().get(key, []):
-        try:
-            t, v = after_warmup(f.path, settings.warmup, f.repetition)
-            found = stored_evidence(record, f.name, f.repetition)
-            result.fits.append(with_evidence(fit_repetition(t, v, period), found))
-        except slo_math.InsufficientData as exc:
+    for n, series in enumerate(collected.get(evaluator.sli(slo), [])):
+        t, v = slo_math.after_warmup(series, warmup)
+        if t.size < slo_math.MIN_SAMPLES:
             result.fits.append(None)
-            errors.append(str(exc))
-    if errors:
-        result.error = "; ".join(errors)
+            continue
+        result.fits.append(with_evidence(fit_repetition(t, v, period), stored_evidence(record, trend, n)))
     fits = [f for f in result.fits if f is not None]
     if fits:
         result.confidence = judge(fits, result.threshold, settings.confidence)
-    elif result.error is None:
-        result.error = "no lag series"
-    return result
+
+
+def _evaluator(run: RunFiles, settings: Settings) -> SloEvaluator:
+    """The run's evaluator, with its execution's warm-up (each SLO's own wins, as in the run)."""
+    params = ExecutionParams.model_construct(warmup=settings.warmup)
+    return SloEvaluator(registry(), judged_slos(run, settings), params)
 
 
 def analyze(run: RunFiles, settings: Settings, metric: str | None = None) -> Analysis:
@@ -288,12 +332,15 @@ def analyze(run: RunFiles, settings: Settings, metric: str | None = None) -> Ana
     undecided entries as the run's own table.
     """
     errors = {key for key in run.records() if run.outcome(*key) == "error"}
-    if not run.trend_files() and not errors:
-        names = ", ".join(run.trend_slo_names()) or "none"
-        raise ConfigError(f"{run.directory}: exp{run.exp_id} has no series of a trend SLO (its trend SLOs: "
-                          f"{names}; files exp{run.exp_id}_<load>_<resources>_sli_<slo>_<rep>.csv)")
-    keys = sorted(set(run.trend_files()) | errors)
-    experiments = {key: evaluate_experiment(run, key, settings) for key in keys}
+    evaluator = _evaluator(run, settings)
+    names = {s.name for s in evaluator.slos} | set(evaluator.slis().values())
+    stored = {(f.load, f.resources) for f in run.sli if f.name in names}
+    if not stored and not errors:
+        listed = ", ".join(s.name for s in evaluator.slos) or "none"
+        raise ConfigError(f"{run.directory}: exp{run.exp_id} has no series of its SLOs ({listed}; files "
+                          f"exp{run.exp_id}_<load>_<resources>_sli_<slo>_<rep>.csv)")
+    keys = sorted(stored | errors)
+    experiments = {key: evaluate_experiment(run, key, settings, evaluator) for key in keys}
     built = run.table_from_verdicts([(load, res, e.verdict) for (load, res), e in experiments.items()], metric)
     return Analysis(run, settings, built.metric, experiments, built.table, built.notes)
 
@@ -345,7 +392,7 @@ def format_analysis(analysis: Analysis) -> str:
         if e.error:
             notes.append(e.error)
         if e.other_slos_failed:
-            notes.append(f"in the run also failed: {', '.join(e.other_slos_failed)}")
+            notes.append(f"also failed: {', '.join(e.other_slos_failed)}")
         if not e.valid:
             notes.append("invalid in the run: generator fell behind")
         lines.append(

@@ -33,6 +33,8 @@ class TableFile:
     notes: Notes = field(default_factory=dict)
     #: the load type's direction (capacity: which of two loads is heavier)
     decreasing: bool = False
+    #: whether ``decreasing`` was read from the run's files (a bare CSV does not tell)
+    direction_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -59,21 +61,22 @@ class Comparison:
 
 def _parse_csv(path: Path) -> TableFile:
     metric, table, notes = tables.read_csv_noted(path)
-    return TableFile(metric, table, notes, _csv_direction(path))
+    direction = _csv_direction(path)
+    return TableFile(metric, table, notes, bool(direction), direction is not None)
 
 
-def _csv_direction(path: Path) -> bool:
+def _csv_direction(path: Path) -> bool | None:
     """A run's table CSV (``exp<id>_capacity.csv``, ``exp<id>-analysis-capacity.csv``) takes
     the load direction from the run's configuration files beside it; any other CSV is increasing."""
     match = re.match(r"^exp(\d+)[_-]", path.name)
     if match is None:
-        return False
+        return None
     from bench.analysis.runs import open_run
 
     try:
         return open_run(path.parent, int(match.group(1))).decreasing()
     except ConfigError:
-        return False
+        return None
 
 
 def read_table(source: str | Path) -> TableFile:
@@ -148,14 +151,28 @@ def format_comparison(comparison: Comparison, old_name: str, new_name: str) -> s
     return "\n".join(lines)
 
 
+def check_expectation(expected: TableFile, metric: str, decreasing: bool) -> None:
+    """``bench run --expect OLD``, before the run: a table the run's could never be
+    compared with (another metric; a capacity of the other load direction) is refused now."""
+    if expected.metric != metric:
+        raise ConfigError(f"--expect: a {expected.metric} table, but this run measures {metric}")
+    if metric == "capacity" and expected.direction_known and expected.decreasing != decreasing:
+        raise ConfigError("--expect: its capacities are of an increasing load type and this run's of a decreasing "
+                          "one (or the other way round); they cannot be compared")
+
+
 def expect(expected: TableFile, metric: str, table: Table, name: str, notes: Notes | None = None,
            decreasing: bool | None = None) -> tuple[int, str]:
     """``bench run --expect OLD``: the exit code and the text for a finished run's table.
 
     ``expected`` is read before the run starts (:func:`read_table`), so a mistyped
     path fails in seconds, not after hours of benchmarking. ``notes``: the run's
-    (``RunOutcome.notes``); ``decreasing``: its load direction (default: the expected table's).
+    (``RunOutcome.notes``); ``decreasing``: its load direction, which a bare CSV (no
+    run beside it to tell) is read with, so that a smaller capacity on MessagePeriod
+    (a longer period: less load) is a regression, not an improvement.
     """
+    if decreasing is not None and not expected.direction_known:
+        expected = TableFile(expected.metric, expected.table, expected.notes, decreasing)
     mine = TableFile(metric, table, dict(notes or {}), expected.decreasing if decreasing is None else decreasing)
     comparison = compare_tables(expected, mine)
     return (EXIT_REGRESSION if comparison.regressed else 0), format_comparison(comparison, name, "this run")

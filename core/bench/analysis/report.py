@@ -22,7 +22,7 @@ from bench.analysis.report_slis import num as _num
 from bench.analysis.report_slis import other_slis_section
 from bench.analysis.report_slis import table as _table
 from bench.analysis.runs import RunFiles
-from bench.analysis.scaling import scaling_rows
+from bench.analysis.scaling import ScalingRow, scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
 from bench.results import tables
 from bench.results.grid import GridTable
@@ -81,6 +81,7 @@ def _scalability_chart(runs: list[tuple[RunFiles, Analysis | None]], metric: str
         built = _table_of(run, analysis)
         table = built.table
         xs, ys = [], []
+        anchor: tuple[float, float] | None = None  # the first measured passing point
         for key in sorted(table):
             value = table[key]
             if value is None:
@@ -89,17 +90,19 @@ def _scalability_chart(runs: list[tuple[RunFiles, Analysis | None]], metric: str
                                           f"{run.label}: {tables.shown(None, built.note(key), _human)} at load "
                                           f"{_human(key)}"))
                 continue
-            if demand:
-                xs.append(run.target_rate(key, value) or key)
-                ys.append(value)
-            else:
-                xs.append(key)
-                ys.append(run.target_rate(value, key) or value)
+            measured = run.target_rate(key, value) if demand else run.target_rate(value, key)
+            rate = measured if measured is not None else _recorded_rate(run, key if demand else value)
+            if rate is None:
+                continue  # no records/s was recorded at that load: the load value is no rate
+            xs.append(rate if demand else key)
+            ys.append(value if demand else rate)
+            if anchor is None and measured is not None and not built.inferred(key) and not built.undecided(key):
+                anchor = (xs[-1], ys[-1])
         chart.lines.append(Line(xs, ys, run.label, color, markers=True, width=2))
-        if xs and xs[0] > 0:
-            # Linear scaling through the origin and the first passing point.
+        if anchor is not None and anchor[0] > 0:
+            # Linear scaling through the origin and the first measured passing point.
             top = max(xs)
-            chart.lines.append(Line([0.0, top], [0.0, ys[0] / xs[0] * top], f"linear ({run.label})", color,
+            chart.lines.append(Line([0.0, top], [0.0, anchor[1] / anchor[0] * top], f"linear ({run.label})", color,
                                     dash="6,4", width=1))
     return chart.render()
 
@@ -111,6 +114,12 @@ def _rate(run: RunFiles, load: float) -> float:
         if rate is not None:
             return rate
     return load
+
+
+def _recorded_rate(run: RunFiles, load: float) -> float | None:
+    """Records/s of a load from any of its experiments; None when none recorded it."""
+    rates = (run.target_rate(load, res) for res in sorted(r for (x, r) in run.records() if x == load))
+    return next((rate for rate in rates if rate is not None), None)
 
 
 def _thin(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
@@ -159,7 +168,7 @@ def _flags(exp: ExperimentResult) -> str:
     if exp.error:
         notes.append(exp.error)
     if exp.other_slos_failed:
-        notes.append("in the run also failed: " + ", ".join(exp.other_slos_failed))
+        notes.append("also failed: " + ", ".join(exp.other_slos_failed))
     if not exp.valid:
         notes.append("invalid: generator fell behind")
     return escape("; ".join(notes))
@@ -262,21 +271,29 @@ def _aliasing_note(run: RunFiles) -> str | None:
     return None
 
 
-def _scaling_section(run: RunFiles, table: dict[float, float | None]) -> str:
+def _scaling_section(run: RunFiles, table: tables.RunTable) -> str:
     rows = scaling_rows(run, table)
     if not rows:
         return '<p class="note">no load passed: no efficiency or cost</p>'
-    body = [[_human(r.load), _num(r.rate), _human(r.resources),
-             f"{r.cores_per_instance:g}" + ("" if r.cores_source == "measured" else f" ({r.cores_source})"),
-             f"{r.throughput_factor:.3g}", f"{r.resource_factor:.3g}", f"{r.efficiency:.3f}",
-             _num(r.core_seconds_per_million)] for r in rows]
+
+    def cells(r: ScalingRow) -> list[str]:
+        if r.missing:  # figures only from measured experiments
+            return [_human(r.load), "-", _human(r.resources), "-", "-", "-", f"not computed: {r.missing}", "-"]
+        assert r.rate is not None and r.cores_per_instance is not None and r.efficiency is not None
+        return [_human(r.load), _num(r.rate), _human(r.resources),
+                f"{r.cores_per_instance:g}" + ("" if r.cores_source == "measured" else f" ({r.cores_source})"),
+                f"{r.throughput_factor:.3g}", f"{r.resource_factor:.3g}", f"{r.efficiency:.3f}",
+                _num(r.core_seconds_per_million or 0.0)]
+
+    body = [cells(r) for r in rows]
     assumed = any(r.cores_source == "assumed" for r in rows)
     return (_table(["load", "records/s", "resources", "cores per instance", "throughput factor", "core factor",
                     "scaling efficiency", "core-seconds per million records"], body)
             + '<p class="note">Scaling efficiency (OSPBench): throughput increase factor / core increase '
-              "factor (resources x cores per instance), relative to the first passing load; 1 is linear. "
-              "Cost: resources x cores per instance / records/s x 10^6, with the cores an instance really "
-              "had (a CPU limit counts)."
+              "factor (resources x cores per instance), relative to the first measured passing load; 1 is "
+              "linear. Cost: resources x cores per instance / records/s x 10^6, with the cores an instance "
+              "really had (a CPU limit counts). Only measured entries are computed: an inferred or undecided "
+              "entry, or one without recorded records/s, is marked not computed."
             + (" Where marked assumed, the run did not record its cores per instance and one core is "
                "assumed." if assumed else "") + "</p>")
 
@@ -337,7 +354,8 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE,
     ]
     for metric in metrics:
         parts.append(_scalability_chart([(r, a) for r, a in analysed if r.metric() == metric], metric))
-    parts.append('<p class="note">Dashed: linear scaling through the origin and each run\'s first passing point. '
+    parts.append('<p class="note">Dashed: linear scaling through the origin and each run\'s first measured passing '
+                 "point (never an inferred one). "
                  "A cross on the top edge: no resource amount passed at that load.</p>")
     parts.extend(report_section(grid, exp_id) for exp_id, grid in grids)  # bench.analysis.grid_report
     for run, analysis in analysed:
@@ -347,7 +365,7 @@ def build_report(runs: list[RunFiles], confidence: float = DEFAULT_CONFIDENCE,
         parts.extend(f'<p class="note">{escape(line.strip())}</p>' for line in length)
         parts.extend(f'<p class="note">{escape(line.strip())}</p>' for line in _sizing_lines(run))
         parts.append("<h3>scaling efficiency and cost</h3>")
-        parts.append(_scaling_section(run, _table_of(run, analysis).table) if run.metric() == "demand"
+        parts.append(_scaling_section(run, _table_of(run, analysis)) if run.metric() == "demand"
                      else '<p class="note">capacity run: efficiency and cost are computed for demand runs</p>')
         if analysis is not None:
             parts.append(_experiments_section(run, analysis))

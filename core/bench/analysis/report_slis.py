@@ -64,6 +64,32 @@ def other_slis_section(run: RunFiles) -> str:
     return "\n".join(parts)
 
 
+#: SLIs whose samples are points in time (a micro-batch's end), not quantities: a mean or
+#: a maximum of them means nothing, so the report lists them without a summary
+TIMESTAMP_SLIS = frozenset({"spark-batch-end"})
+#: the output's rate, read from the output topic; where not one output record was read
+#: (no latency sample either) its 0 is what a use case writing elsewhere (UC1's store)
+#: gives, not a measured rate
+OUTPUT_RATE = "output-rate"
+LATENCY_SLIS = ("latency-p50", "latency-p95", "latency-p99", "latency-max")
+NOT_SUMMARISED = {
+    "timestamps": "points in time (not summarised)",
+    "no output": "no output record was read, so no rate was measured (the use case may write elsewhere)",
+}
+
+
+def _no_output(run: RunFiles, load: float, res: float, values: list[float], summary: Any) -> bool:
+    """Whether an ``output-rate`` at this experiment is the 0 of an output never read."""
+    peak = _float(summary.get("max")) if isinstance(summary, dict) else (max(values) if values else None)
+    if peak is None or peak > 0:
+        return False
+    info = (run.records().get((load, res)) or {}).get("info") or {}
+    if any(isinstance(info.get(n), dict) and info[n].get("samples") for n in LATENCY_SLIS):
+        return False
+    return not any(f.name in LATENCY_SLIS and f.load == load and f.resources == res
+                   and any(math.isfinite(v) for v in read_series(f.path).values) for f in run.info)
+
+
 def _info_rows(run: RunFiles) -> tuple[list[list[str]], set[str]]:
     """Per informational SLI and experiment: the run's own summary, else one from the files;
     and the SLIs whose files hold no value at all (written as NaN by earlier versions)."""
@@ -79,7 +105,11 @@ def _info_rows(run: RunFiles) -> tuple[list[list[str]], set[str]]:
     rows = []
     for (name, load, res), values in sorted(by_key.items()):
         summary = ((records.get((load, res)) or {}).get("info") or {}).get(name)
-        if isinstance(summary, dict) and summary.get("samples"):
+        if name in TIMESTAMP_SLIS:
+            rows.append([escape(name), human(load), human(res), "-", NOT_SUMMARISED["timestamps"], "-", "-", "-"])
+        elif name == OUTPUT_RATE and _no_output(run, load, res, values, summary):
+            rows.append([escape(name), human(load), human(res), "-", NOT_SUMMARISED["no output"], "-", "-", "-"])
+        elif isinstance(summary, dict) and summary.get("samples"):
             cells = [str(summary.get("samples")), *(num(_float(summary.get(k))) for k in ("mean", "median", "p95",
                                                                                            "max"))]
         elif values:

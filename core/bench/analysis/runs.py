@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,6 +25,9 @@ from bench.results import tables
 from bench.slo_math import override_properties
 
 #: ``exp<id>_<load>_<resources>_sli_<sli-name>_<repetition>.csv``
+if TYPE_CHECKING:
+    from bench.plugins import Registry
+
 SLI_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_sli_([^_]+)_(\d+)\.csv$")
 #: ``exp<id>_<load>_<resources>_info_<sli-name>_<repetition>.csv`` (informational SLIs, bench.results.info)
 INFO_FILE = re.compile(r"^exp(\d+)_([^_]+)_([^_]+)_info_([^_]+)_(\d+)\.csv$")
@@ -68,13 +71,22 @@ class RunFiles:
 
         found = (self.benchmark or {}).get("slos")
         slos = [dict(s) for s in found if isinstance(s, dict)] if isinstance(found, list) else [default_slo()]
-        overrides = {o.get("name"): o for o in (self.execution or {}).get("slos") or [] if isinstance(o, dict)}
+        entries = [o for o in (self.execution or {}).get("slos") or [] if isinstance(o, dict)]
+        names = {s.get("name") for s in slos}
+        # an execution SLO with a type, or named as no benchmark SLO is, is one of its own
+        # (bench.config.model.effective_slos): judged beside the benchmark's, in place of one of its name
+        own = {str(o.get("name") or o.get("sloType")): {
+            "name": str(o.get("name") or o.get("sloType")), "sloType": str(o.get("sloType") or o.get("name")),
+            "properties": dict(o.get("properties") or {})}
+            for o in entries if o.get("sloType") is not None or o.get("name") not in names}
+        overrides = {o.get("name"): o for o in entries if o.get("sloType") is None and o.get("name") in names}
         for slo in slos:
             override = overrides.get(slo.get("name"))
             if override is not None:
                 # as the run judged it: an override's threshold replaces the benchmark's of any form
                 slo["properties"] = override_properties(slo.get("properties") or {}, override.get("properties") or {})
-        return slos
+        slos = [own.pop(str(s.get("name"))) if s.get("name") in own else s for s in slos]
+        return [*slos, *own.values()]
 
     def trend_slo_names(self) -> list[str]:
         """The SLOs the offline analysis re-evaluates, as their registered types say."""
@@ -249,15 +261,21 @@ class RunFiles:
 
 def slo_types() -> Mapping[str, SloType]:
     """The registered SLO types (the plugins are loaded once per process)."""
-    global _TYPES
-    if _TYPES is None:
+    return registry().slos
+
+
+def registry() -> Registry:
+    """The installed plugins, loaded once per process: the SLO types ``bench analyze``
+    judges with are the ones ``bench run`` judged with."""
+    global _REGISTRY
+    if _REGISTRY is None:
         from bench.plugins import load_plugins
 
-        _TYPES = dict(load_plugins().slos)
-    return _TYPES
+        _REGISTRY = load_plugins()
+    return _REGISTRY
 
 
-_TYPES: dict[str, SloType] | None = None
+_REGISTRY: Registry | None = None
 
 
 class _Stored(BaseModel):

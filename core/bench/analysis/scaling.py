@@ -20,21 +20,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.analysis.runs import RunFiles
+from bench.results.tables import RunTable
 
 
 @dataclass(frozen=True)
 class ScalingRow:
+    """One demand entry; the figures are None where ``missing`` says why they could not be
+    computed from a measurement (an inferred or undecided entry, a rate not recorded)."""
+
     load: float
-    rate: float
     resources: float
-    throughput_factor: float
-    resource_factor: float
-    efficiency: float
-    core_seconds_per_million: float
-    cores_per_instance: float
+    rate: float | None
+    throughput_factor: float | None
+    resource_factor: float | None
+    efficiency: float | None
+    core_seconds_per_million: float | None
+    cores_per_instance: float | None
     #: "measured" (the experiment's record), "configuration" (the stored deployment and the
     #: environment's CPU limit record, for runs that did not record it) or "assumed" (one core)
     cores_source: str
+    #: why the figures are absent ("" when computed)
+    missing: str = ""
 
 
 def _positive(raw: object) -> float | None:
@@ -89,19 +95,36 @@ def cores_per_instance(run: RunFiles) -> float:
     return cores_of(run, 0.0, 0.0)[0]
 
 
-def scaling_rows(run: RunFiles, table: dict[float, float | None]) -> list[ScalingRow]:
-    """One row per load that passed somewhere, in load order; the first is the base."""
+def scaling_rows(run: RunFiles, table: dict[float, float | None] | RunTable) -> list[ScalingRow]:
+    """One row per load that passed somewhere, in load order. Figures come only from a
+    measured experiment at that entry (its records/s as the generators were asked): an
+    entry the lower bound inferred, one left undecided, or one whose rate was not
+    recorded gets a row without figures saying why (its load value is no records/s).
+    The first computed row is the base of the factors."""
+    run_table = table if isinstance(table, RunTable) else RunTable("demand", dict(table))
     rows: list[ScalingRow] = []
     base: tuple[float, float] | None = None
-    for load in sorted(table, key=lambda k: run.target_rate(k, table[k] or 0.0) or k):
-        resources = table[load]
+    entries = run_table.table
+
+    def order(key: float) -> float:
+        return run.target_rate(key, entries[key] or 0.0) or key
+
+    for load in sorted(entries, key=order):
+        resources = entries[load]
         if resources is None or resources <= 0:
             continue
-        rate = run.target_rate(load, resources) or load
+        missing = ("inferred (not measured)" if run_table.inferred(load)
+                   else "undecided" if run_table.undecided(load)
+                   else "not measured" if (load, resources) not in run.records() else "")
+        rate = None if missing else run.target_rate(load, resources)
+        if rate is None or rate <= 0:
+            rows.append(ScalingRow(load, resources, None, None, None, None, None, None, "",
+                                   missing or "records/s not recorded"))
+            continue
         cores, source = cores_of(run, load, resources)
         total = resources * cores
         if base is None:
             base = (rate, total)
         tf, rf = rate / base[0], total / base[1]
-        rows.append(ScalingRow(load, rate, resources, tf, rf, tf / rf, total / rate * 1e6, cores, source))
+        rows.append(ScalingRow(load, resources, rate, tf, rf, tf / rf, total / rate * 1e6, cores, source))
     return rows

@@ -149,11 +149,12 @@ def _embedded_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
 
 
 def _kubernetes_valid(options: Mapping[str, Any], use_case: UseCase) -> None:
-    from bench.platforms.kubernetes.options import environment_problem
+    from bench.platforms.kubernetes.options import environment_problem, refuse_without_prometheus
 
     problem = environment_problem()
     if problem is not None:
         raise ValueError(problem)
+    refuse_without_prometheus(options, options.get("slo_slis") or {})
 
 
 def _external_valid(options: Mapping[str, Any], use_case: UseCase) -> None:

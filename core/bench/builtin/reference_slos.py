@@ -94,6 +94,7 @@ REFERENCE_SLO_TYPES = (
         check_dropped_records,
         sli=DROPPED_SLI,
         validate=validate_dropped_records,
+        properties=(*slo_math.REFERENCE_THRESHOLDS, *external_slo.URL_KEYS),
     ),
     SloType(
         "dropped records ratio",
@@ -101,5 +102,6 @@ REFERENCE_SLO_TYPES = (
         check_dropped_ratio,
         sli=DROPPED_SLI,
         validate=validate_dropped_ratio,
+        properties=("ratio", *external_slo.URL_KEYS),
     ),
 )

@@ -280,6 +280,7 @@ def run(**opts: Any) -> None:
     from bench.cli.launch import prepare_run, run_benchmark
 
     expected = expected_grid = None
+    decreasing: bool | None = None  # the run's load direction, which --expect's table is read with
     if opts.get("expect"):
         from bench.analysis import inputs
         from bench.analysis.compare import read_table
@@ -296,6 +297,12 @@ def run(**opts: Any) -> None:
     try:
         registry = _registry()
         prepared = prepare_run(registry, {**opts, "expected_metric": expected.metric if expected else None})
+        if expected is not None:  # refused before anything starts when the tables cannot be compared
+            from bench.analysis.compare import check_expectation
+            from bench.config.model import decreasing_load
+
+            decreasing = decreasing_load(prepared.benchmark, prepared.execution)
+            check_expectation(expected, prepared.execution.execution.metric, decreasing)
         if opts["dry_run"]:
             from bench.cli.launch import dry_run
 
@@ -322,7 +329,8 @@ def run(**opts: Any) -> None:
     if expected is not None:
         from bench.analysis.compare import expect
 
-        code, text = expect(expected, outcome.metric, outcome.table, opts["expect"], notes=outcome.notes)
+        code, text = expect(expected, outcome.metric, outcome.table, opts["expect"], notes=outcome.notes,
+                            decreasing=decreasing)
         click.echo(text)
     if outcome.errors:  # a table with gaps: a regression found in it is less certain than the gaps
         click.echo(f"bench: {len(outcome.errors)} experiment(s) ended in error; `--resume` tries them again",

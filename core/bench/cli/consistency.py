@@ -62,25 +62,6 @@ def check_option_pairs(opts: Mapping[str, Any], use_case: Any) -> None:
         raise ConfigError(f"--conf {opts['spark_conf'][0]}: the use case {use_case.name!r} runs no Spark job, so no "
                           "Spark setting reaches it; drop --conf")
 
-def check_sets_kept(params: Mapping[str, Any], objects: Iterable[Mapping[str, Any]], where: str) -> None:
-    """``--set OBJECT.FIELD=V`` is applied before the load's and resources' patchers; a
-    field one of them sets (``sut.replicas`` under the resource type Instances) would be
-    replaced in every experiment, so the value would never be used."""
-    from bench.patchers.apply import select_indices
-
-    objs = list(objects)
-    for key, value in params.items():
-        name, _, path = key.partition(".")
-        if not path:
-            continue
-        for i in select_indices(objs, name):  # type: ignore[arg-type]
-            found: Any = objs[i].get("spec")
-            for part in path.split("."):
-                found = found.get(part) if isinstance(found, Mapping) else None
-            if found != value:
-                raise ConfigError(f"--set {key}={value}: a patcher of the load or resource type sets this field in "
-                                  f"every experiment ({where} it is {found}), so this value would be ignored; give "
-                                  "the values with --loads/--resources, or drop the --set")
 
 def check_expect(source: str, expected_metric: str, metric: str) -> None:
     """``--expect OLD`` holds a table of the metric the run will find: a demand table

@@ -36,7 +36,7 @@ from bench.cli.checks import (
     unknown_use_case,
     use_case_named_by_files,
 )
-from bench.cli.consistency import check_resolved, check_sets_kept, check_strategy
+from bench.cli.consistency import check_resolved, check_strategy
 from bench.cli.output import Progress
 from bench.config import bounds
 from bench.config.base import Benchmark, ConfigError, Execution
@@ -47,11 +47,18 @@ from bench.config.model import (
     kind_of,
     parse_benchmark,
     parse_execution,
+    threshold_overrides,
     validate_benchmark,
     validate_execution,
 )
 from bench.config.options import parse_sets, split_floats
-from bench.config.params import declared_params, validate_deployment_paths, validate_object_params, validate_params
+from bench.config.params import (
+    check_sets_kept,
+    declared_params,
+    validate_deployment_paths,
+    validate_object_params,
+    validate_params,
+)
 from bench.errors import UserError
 from bench.execution.config import RunConfig
 from bench.execution.deployment import build_objects
@@ -68,6 +75,7 @@ from bench.results.outcome import RunOutcome
 from bench.results.store import fmt_value
 from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
+from bench.runtime.spark.cpu_limit import refuse_unlimited_cpu
 from bench.search.choice import check_no_lower_bound, check_predict, strategy_named
 from bench.search.sizing import AutoSize
 
@@ -169,15 +177,7 @@ def _execution_doc(registry: Registry, bench: Benchmark, opts: dict[str, Any], a
     if len(given) > 1:
         raise ConfigError("--threshold, --threshold-rel-to-rate and --threshold-rel-to-load exclude each other")
     if given:
-        overrides = [o for o in doc.get("slos", []) if isinstance(o, dict)]
-        for slo in bench.slos:
-            if not _takes_cli_threshold(registry, slo.sloType, slo.properties):
-                continue
-            props = dict(given)
-            overrides = [o for o in overrides if o.get("name") != slo.name]
-            # a threshold stated here replaces the benchmark's of any form (model.effective_slos)
-            overrides.append({"name": slo.name, "properties": props})
-        doc["slos"] = overrides
+        doc["slos"] = threshold_overrides(registry, bench, doc.get("slos") or [], given)
     return doc
 
 
@@ -252,7 +252,9 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         **platform_options(registry, ptype, given),
     }
     check_resolved(opts, use_case, effective_slos(bench, execution), execution)  # after the platform's refusals
-    run_check(ptype.validate, options, use_case)
+    # the SLOs' SLIs (SLO name -> SLI), for a platform that samples some only under a setting
+    slis = {s.name: registry.slos[s.sloType].sli_name(s.properties) for s in effective_slos(bench, execution)}
+    run_check(ptype.validate, {**options, "slo_slis": slis}, use_case)
     check_trigger(options.get("trigger_seconds"), execution.execution.duration, execution.execution.warmup)
     # The deployment paths are checked against the objects without them (setting a
     # path creates it); then every experiment's deployment must build.
@@ -265,7 +267,8 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         for load, res in itertools.product(loads, resources):
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
-            check_sets_kept(params, objects, f"at load={fmt_value(load)} resources={fmt_value(res)}")
+            check_sets_kept(objects, params, f"at load={fmt_value(load)} resources={fmt_value(res)}")
+            refuse_unlimited_cpu(options, use_case, objects)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise

@@ -184,11 +184,13 @@ def _selects(resource: str, bench: Benchmark) -> bool:
 
 
 def _validate_slo_props(where: str, registry: Registry, slo_type: str, props: dict[str, Any]) -> None:
+    from bench.slo.properties import check_keys
+
     validate = registry.slos[slo_type].validate
-    if validate is None:
-        return
     try:
-        validate(props)
+        check_keys(registry.slos[slo_type], props, registry.slos)  # a key the type never reads: refused, not ignored
+        if validate is not None:
+            validate(props)
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
 
@@ -226,6 +228,7 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
         others = ", ".join(n for n, s in registry.search_strategies.items() if not s.needs_lower_bound)
         raise ConfigError(f"execution.execution.strategy.restrictions: the {strategy} search rests on the lower bound "
                           f"(LowerBound); without it use one that does not ({others})")
+    _check_strategy_keys(execution.execution.strategy, strategy)
     for i, config_override in enumerate(execution.configOverrides):
         if config_override.patcher.type not in registry.patchers:
             raise _one_of(
@@ -261,26 +264,103 @@ def load2_intensity_order(bench: Benchmark, execution: Execution) -> list[float]
     return values[::-1] if load_type is not None and load_type.direction == "decreasing" else values
 
 
-def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
-    """The benchmark's SLOs with the execution's property overrides applied.
+#: the reference's guess strategies: ``PrevResourceMinGuess`` guesses the previous load's
+#: demand, which is how bench's initial-guess walks (bench.search.strategies)
+GUESS_STRATEGIES = ("PrevResourceMinGuess",)
 
-    An execution that names SLOs uses only those; one that names none uses them all.
-    An execution SLO with a ``sloType`` (the reference's older executions), or named as
-    an SLO type the benchmark has no SLO of (a reference execution's ``lag trend`` for a
-    bench use case), is an SLO of its own, replacing a benchmark SLO of the same name.
+
+def _check_strategy_keys(strategy: Any, resolved: str) -> None:
+    """``guessStrategy`` and ``searchStrategy`` mean something only beside the strategy
+    that reads them; elsewhere, or naming a guess bench does not make, they are refused."""
+    guess = strategy.guessStrategy
+    if guess is not None:
+        if resolved != "initial-guess":
+            raise ConfigError(f"execution.execution.strategy.guessStrategy: only InitialGuessSearch (initial-guess) "
+                              f"reads it, not {strategy.name!r}; remove it")
+        if guess not in GUESS_STRATEGIES:
+            raise ConfigError(f"execution.execution.strategy.guessStrategy: {guess!r} is not one of "
+                              f"{', '.join(GUESS_STRATEGIES)} (the previous load's demand, initial-guess's own guess)")
+    if strategy.searchStrategy is not None and strategy.name != "RestrictionSearch":
+        raise ConfigError(f"execution.execution.strategy.searchStrategy: only RestrictionSearch reads it, not "
+                          f"{strategy.name!r}; remove it")
+
+
+def effective_slos(bench: Benchmark, execution: Execution) -> list[SloDef]:
+    """The benchmark's SLOs with the execution's overrides applied, by name.
+
+    As the reference's ``SloFactory``: every SLO of the benchmark is judged; an
+    execution SLO naming one of them merges its properties over that SLO's (a threshold
+    it states replaces the benchmark's of any form); the others are kept as they are,
+    so an execution that names one SLO never drops the rest. An execution SLO with a
+    ``sloType`` (the reference's older executions), or named as an SLO type the
+    benchmark has no SLO of (a reference execution's ``lag trend`` for a bench use
+    case), is an SLO of its own, judged beside the benchmark's (in place of one of the
+    same name).
     """
     from bench import slo_math
 
     names = {s.name for s in bench.slos}
     # an SLO the benchmark lacks, named as an SLO type ("lag trend"), is an SLO of that type
-    own = [SloDef(name=o.name, sloType=o.sloType or o.name, properties=dict(o.properties)) for o in execution.slos
-           if o.sloType is not None or o.name not in names]
-    overrides = {o.name: o.properties for o in execution.slos if o.sloType is None and o.name in names}
-    own_names = {o.name for o in own}
-    slos = [s for s in bench.slos if (not execution.slos or s.name in overrides) and s.name not in own_names]
-    judged = [SloDef(name=s.name, sloType=s.sloType,
-                     properties=slo_math.override_properties(s.properties, overrides.get(s.name, {}))) for s in slos]
-    return [*judged, *own]
+    own = {o.name: SloDef(name=o.name, sloType=o.sloType or o.name, properties=dict(o.properties))
+           for o in execution.slos if o.sloType is not None or o.name not in names}
+    overrides: dict[str, dict[str, Any]] = {}
+    for o in execution.slos:
+        if o.sloType is None and o.name in names:
+            overrides[o.name] = slo_math.override_properties(overrides.get(o.name, {}), o.properties)
+    judged = [own.pop(s.name) if s.name in own else
+              SloDef(name=s.name, sloType=s.sloType,
+                     properties=slo_math.override_properties(s.properties, overrides.get(s.name, {})))
+              for s in bench.slos]
+    return [*judged, *own.values()]
+
+
+def threshold_overrides(registry: Registry, bench: Benchmark, slos: list[Any],
+                         given: dict[str, Any]) -> list[Any]:
+    """The execution's SLO entries with a threshold option applied to every SLO of the
+    run (the benchmark's and the execution's own) whose type takes it and reads that
+    form; the others stay as they are. Refused when no SLO takes it: the option would
+    change nothing."""
+    from bench import slo_math
+    from bench.config.bounds import CLI_THRESHOLD_OPTIONS
+
+    (key, value), = given.items()
+    option = next(o for o, k in CLI_THRESHOLD_OPTIONS.items() if k == key).replace("_", "-")
+    out = [dict(o) if isinstance(o, dict) else o for o in slos]
+    names = {s.name for s in bench.slos}
+    own = {str(o.get("name") or o.get("sloType")): o for o in out
+           if isinstance(o, dict) and (o.get("sloType") is not None or o.get("name") not in names)}
+    takers = []
+    candidates = [(s.name, s.sloType, s.properties) for s in bench.slos if s.name not in own]
+    candidates += [(name, str(o.get("sloType") or name), dict(o.get("properties") or {})) for name, o in own.items()]
+    for name, slo_type, properties in candidates:
+        stype = registry.slos.get(slo_type)
+        if stype is None or not stype.takes_cli_threshold(properties):
+            continue
+        if stype.properties is not None and key not in stype.properties:
+            raise ConfigError(f"--{option}: SLO {name!r} of type {slo_type!r} has no {key} (it takes "
+                              f"{', '.join(k for k in stype.properties if k.startswith('threshold'))}); "
+                              "use one of those forms")
+        takers.append(name)
+        if name in own:
+            for form in slo_math.THRESHOLD_FORMS:  # the oldest schema writes them beside the type
+                own[name].pop(form, None)
+            own[name]["properties"] = {**slo_math.override_properties(own[name].get("properties") or {},
+                                                                     {key: value})}
+        else:
+            out = [o for o in out if not (isinstance(o, dict) and o.get("name") == name)]
+            # a threshold stated here replaces the benchmark's of any form (model.effective_slos)
+            out.append({"name": name, "properties": {key: value}})
+    if not takers:
+        kinds = ", ".join(f"{n} ({t})" for n, t, _ in candidates) or "none"
+        raise ConfigError(f"--{option}: no SLO of this run takes a threshold option (its SLOs: {kinds}); "
+                          "set the threshold in the SLO's properties with an --execution file")
+    return out
+
+
+def decreasing_load(bench: Benchmark, execution: Execution) -> bool:
+    """Whether the execution's load type counts down (a smaller value is more load)."""
+    load_type = next((t for t in bench.loadTypes if t.typeName == execution.load.loadType), None)
+    return load_type is not None and load_type.direction == "decreasing"
 
 
 def load_intensity_order(bench: Benchmark, execution: Execution) -> list[float]:

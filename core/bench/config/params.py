@@ -151,3 +151,24 @@ def _same_kind(old: Any, new: Any) -> bool:
     return _kind(old) == _kind(new)
 
 
+def check_sets_kept(objects: list[Manifest], params: Mapping[str, Any], where: str) -> None:
+    """``--set OBJECT.FIELD=V`` is applied before the load and resource patchers: one that
+    writes the same field (the generator's instance count from the load, the SUT's
+    from the resources) would replace the value each experiment without a word. Refused,
+    naming what sets it instead (``objects``: one experiment's deployment, patched)."""
+    from bench.patchers.apply import select_indices
+
+    for key, value in params.items():
+        obj_name, _, path = key.partition(".")
+        if not path or path.startswith("params."):
+            continue
+        for i in select_indices(objects, obj_name):
+            target: Any = objects[i].get("spec") or {}
+            for part in path.split("."):
+                target = target.get(part) if isinstance(target, dict) else None
+            if target != value:
+                raise ConfigError(f"--set {key}={_show(value)}: {where} a load or resource patcher sets "
+                                  f"{path} to {_show(target)} in each experiment; set what it reads instead "
+                                  "(--resources for the SUT's instances, --set generator.maxPerInstance=N "
+                                  "for the generator's)")
+

@@ -28,9 +28,7 @@ def limit_cpu(
     per_instance = float(sut_spec.get("cpuPerInstance") or 0)
     if per_instance <= 0:
         return None, dict(previous)
-    if spec.use_case.topology is not None and (options.get("spark_master") or spark_mode != "local"):
-        # executors live in other processes (a cluster's workers): a limit on the driver
-        # alone would measure the driver
+    if cpu_limit.unlimitable(options, spark_mode, spec.use_case.topology is not None):
         return None, {"applied": False, "cpuPerInstance": per_instance,
                       "reason": "applies to local[N] Spark and SUT processes only"}
     slots = replicas * max(1, int(sut_spec.get("coresPerInstance") or 1))

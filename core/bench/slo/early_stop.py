@@ -65,6 +65,7 @@ from bench.slo.early_rules import (
     window_decision,
 )
 from bench.slo.lag_batches import held_level_slope, too_few_batches
+from bench.slo.properties import warmup_of
 
 __all__ = ["DEFAULT_CONFIDENCE", "MAX_AUTOCORRELATION", "MIN_SAMPLES", "MIN_SPAN_S", "REPORTED_CONFIDENCE",
            "TrendFit", "fit", "t_quantile"]
@@ -187,7 +188,7 @@ def decide(
         if s is None:
             out.append(EarlyDecision(None, f"no samples of {sli!r} yet", slo=slo.name))
             continue
-        warmup = float(slo.properties.get("warmup", execution.warmup))
+        warmup = warmup_of(slo.properties, execution.warmup)
         ctx = SloContext(load=float(spec.load), resources=float(spec.resources), warmup=warmup,
                          properties=slo.properties, load_rate=rate, duration=float(execution.duration),
                          period=period)
@@ -312,8 +313,21 @@ def still_open(check: Any, collected: Mapping[str, list[Series]], slis: Sequence
     return settlement(check, collected, slis, remaining)[1]
 
 
+#: aggregations whose result does not move one way as one value rises (a spread, a shape,
+#: the most frequent value): the lowest and the highest stand-ins do not bracket what the
+#: remaining repetitions can give, so an SLO aggregating by one is never settled early
+NON_MONOTONE_AGGREGATIONS = frozenset({"std", "var", "skew", "kurt", "mode"})
+
+
+def monotone(properties: Mapping[str, Any]) -> bool:
+    """Whether the stand-ins bracket this SLO's verdict (no non-monotone aggregation)."""
+    return not any(str(properties.get(key, "")) in NON_MONOTONE_AGGREGATIONS
+                   for key in ("queryAggregation", "repetitionAggregation"))
+
+
 def settlement(
-    check: Any, collected: Mapping[str, list[Series]], slis: Sequence[str], remaining: int
+    check: Any, collected: Mapping[str, list[Series]], slis: Sequence[str], remaining: int,
+    unbracketed: Sequence[str] = (),
 ) -> tuple[bool | None, list[str]]:
     """The settled verdict (:func:`settled_verdict`) and the SLOs still open, from one
     evaluation of the stand-ins: the engine needs both after every repetition.
@@ -327,6 +341,9 @@ def settlement(
     if bounds is None:
         return None, []
     low, high = bounds
+    for name in unbracketed:  # ``unbracketed``: SLOs the stand-ins cannot bracket stay open
+        if name in low:
+            low[name], high[name] = False, True
     still = [name for name in low if low[name] != high[name]]
     if any(not low[name] and not high[name] for name in low):
         return False, still

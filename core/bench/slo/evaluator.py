@@ -8,13 +8,17 @@ early decisions, within a repetition and across repetitions, follow
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping, Sequence
 
 from bench.api import EarlyDecision, ExperimentSpec, Series, SloContext, SloVerdict
 from bench.config.base import ExecutionParams, SloDef
 from bench.numbers import readable
 from bench.plugins import Registry
-from bench.slo.early_stop import early_state, settlement
+from bench.results.store import series_csv
+from bench.slo.early_stop import early_state, monotone, settlement
+from bench.slo.properties import warmup_of
 
 
 class SloEvaluator:
@@ -39,13 +43,15 @@ class SloEvaluator:
     def verdicts(
         self, collected: Mapping[str, list[Series]], load: float, resources: float, rate: float
     ) -> dict[str, SloVerdict]:
-        """Every SLO's verdict over the repetitions' series (by SLI name)."""
+        """Every SLO's verdict over the repetitions' series (by SLI name), each series as
+        its file keeps it (:func:`as_stored`): ``bench analyze`` and a resumed run read the
+        files, and must reach this verdict."""
         verdicts: dict[str, SloVerdict] = {}
         for slo in self.slos:
             slo_type = self.registry.slos[slo.sloType]
             sli = self.sli(slo)
-            reps = collected.get(sli, [])
-            warmup = float(slo.properties.get("warmup", self.settings.warmup))
+            reps = [as_stored(s) for s in collected.get(sli, [])]
+            warmup = warmup_of(slo.properties, self.settings.warmup)
             ctx = SloContext(load=load, resources=resources, warmup=warmup, properties=slo.properties,
                              load_rate=rate)
             if not reps:
@@ -87,7 +93,17 @@ class SloEvaluator:
         def check(reps: dict[str, list[Series]]) -> dict[str, bool]:
             return {name: v.passed for name, v in self.verdicts(reps, load, resources, rate).items()}
 
-        return settlement(check, collected, [self.sli(slo) for slo in self.slos], remaining)
+        unbracketed = [slo.name for slo in self.slos if not monotone(slo.properties)]
+        return settlement(check, collected, [self.sli(slo) for slo in self.slos], remaining, unbracketed)
+
+
+def as_stored(series: Series) -> Series:
+    """The series as its SLI file holds it (``bench.results.store.series_csv``): timestamps
+    to the millisecond, samples without a value left out. Judged in this form, a sample
+    a fraction of a millisecond before the warm-up cut cannot count in the run and not
+    in the analysis of its files (or the reverse)."""
+    rows = list(csv.reader(io.StringIO(series_csv(series))))[1:]
+    return Series([float(r[1]) for r in rows], [float(r[2]) for r in rows], series.labels)
 
 
 def summary(verdict: SloVerdict) -> str:

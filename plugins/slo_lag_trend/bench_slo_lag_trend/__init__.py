@@ -99,6 +99,7 @@ LAG_TREND = SloType(
     check,
     sli="lag",
     validate=validate,
+    properties=THRESHOLDS,
     decide_early=decide_early,
     cli_threshold=_always,
     analysed_as_trend=_always,

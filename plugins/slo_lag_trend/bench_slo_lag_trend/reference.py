@@ -27,6 +27,9 @@ from bench import slo_math
 from bench.api import Series, SloContext, SloType, SloVerdict
 from bench.services import external_slo_verdict
 
+#: the properties naming an external checker, which :func:`_verdict` posts to
+EXTERNAL_KEYS = ("externalSloChecker", "externalSloUrl")
+
 
 def _always(properties: Mapping[str, Any]) -> bool:
     """``bench run --threshold`` and ``bench analyze`` treat it as the lag trend it is."""
@@ -104,6 +107,7 @@ REFERENCE_LAG_TRENDS = (
         check_lag_trend,
         sli="lag",
         validate=validate_lag_trend,
+        properties=(*slo_math.REFERENCE_THRESHOLDS, *EXTERNAL_KEYS),
         cli_threshold=_always,
         analysed_as_trend=_always,
         series_label="lag (records)",
@@ -114,6 +118,7 @@ REFERENCE_LAG_TRENDS = (
         check_lag_trend_ratio,
         sli="lag",
         validate=validate_lag_trend_ratio,
+        properties=("ratio", *EXTERNAL_KEYS),
         series_label="lag (records)",
     ),
 )

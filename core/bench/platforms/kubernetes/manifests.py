@@ -48,12 +48,14 @@ from bench.platforms.kubernetes.pods import (
     METRICS_LABEL,
     container,
     container_security_context,
+    cpu_limit,
     env_list,
     metrics_annotations,
     metrics_port,
     pod_security_context,
     pod_spec,
     resources_of,
+    worker_resources,
 )
 from bench.platforms.kubernetes.readiness import ObjectFailed, is_ready
 from bench.platforms.kubernetes.secrets import JOB_DIR, job_config_map, kafka_env, kafka_volume
@@ -236,6 +238,7 @@ def _spark_application(sut: _SutParts) -> Manifest:
             "executor": {
                 "instances": sut.replicas,
                 "cores": cores,
+                **({"coreRequest": limit, "coreLimit": limit} if (limit := cpu_limit(sut.body, cores)) else {}),
                 "memory": sut.memory,
                 "labels": _labels(sut.base, "executor"),
                 "env": copy.deepcopy(sut.env),
@@ -280,7 +283,7 @@ def _standalone(sut: _SutParts, master: str) -> list[Manifest]:
         sut.image,
         ["spark-class", "org.apache.spark.deploy.worker.Worker", "--cores", cores, "--memory", memory, master],
         sut.env,
-        resources=resources_of(sut.body),
+        resources=worker_resources(sut.body, sut.cores),
         **_kafka_mounts(sut),
     )
     service = {

@@ -15,7 +15,7 @@ DEFAULTS: dict[str, Any] = {
     "image_pull_policy": "IfNotPresent",
     "sut_mode": "spark-operator",
     "kafka_bootstrap": "my-cluster-kafka-bootstrap:9092",
-    "spark_version": "4.0.1",
+    "spark_version": "4.2.0",
     "spark_service_account": "bench-spark",
     "executor_cores": 1,
     "executor_memory": "1g",
@@ -91,3 +91,19 @@ def environment_problem(environ: Mapping[str, str] | None = None) -> str | None:
             if not 0 <= number < float("inf"):
                 return f"{name}={raw!r}: must be a non-negative number of seconds"
     return None
+
+
+#: the SLIs the cluster's pods serve for Prometheus to scrape: sampled only with ``prometheus_url``
+PROMETHEUS_SLIS = frozenset({"dropped-records", "malformed-records", "generated-records", "generator-rate"})
+
+
+def refuse_without_prometheus(options: Mapping[str, Any] | None, slis: Mapping[str, str]) -> None:
+    """Raises ``ValueError`` (one line) when an SLO (name -> SLI) reads an SLI only
+    Prometheus carries and no ``prometheus_url`` is set: every experiment would fail it
+    for want of samples, after hours on the cluster."""
+    if option(options, "prometheus_url"):
+        return
+    needing = [f"{name} ({sli})" for name, sli in slis.items() if sli in PROMETHEUS_SLIS]
+    if needing:
+        raise ValueError(f"--platform kubernetes: SLO {', '.join(needing)} needs Prometheus, which scrapes it from "
+                         "the pods; set BENCH_K8S_PROMETHEUS_URL (deploy/podmonitor.yaml) or judge only the lag")

@@ -73,5 +73,24 @@ def resources_of(spec: Mapping[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(dict(spec.get("resources") or {}))
 
 
+def cpu_limit(body: Mapping[str, Any], cores: int) -> str | None:
+    """The CPU one SUT instance (executor or worker) may use, in millicores: the BenchSut's
+    ``cpuPerInstance`` per task slot times its ``cores`` slots, as the embedded platform's
+    cgroup limits it and as cost counts it (``bench.execution.deployment.instance_cores``);
+    None without one. Requested as much as limited: a request above the limit is invalid."""
+    per_slot = float(body.get("cpuPerInstance") or 0)
+    return f"{max(1, round(per_slot * cores * 1000))}m" if per_slot > 0 else None
+
+
+def worker_resources(body: Mapping[str, Any], cores: int) -> dict[str, Any]:
+    """The BenchSut's ``resources``, with the CPU limit per instance (``cpuPerInstance``)."""
+    found = resources_of(body)
+    limit = cpu_limit(body, cores)
+    if limit is not None:
+        for part in ("requests", "limits"):
+            found[part] = {**(found.get(part) or {}), "cpu": limit}
+    return found
+
+
 def container(name: str, image: str, command: list[str], env: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     return {"name": name, "image": image, "command": command, "env": copy.deepcopy(env), **extra}

@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.runtime.host import proctree
 
@@ -175,3 +177,30 @@ def sweep_stale() -> int:
                 path.rmdir()
                 removed += 1
     return removed
+
+
+def unlimitable(options: Mapping[str, Any], spark_mode: str, spark: bool) -> str | None:
+    """Why a CPU limit per instance cannot hold on this SUT, None when it can: a Spark SUT's
+    executors live in a cluster's workers (``--spark-mode standalone``, ``--spark-master``),
+    where a limit on the driver alone would measure the driver."""
+    if not spark:
+        return None
+    if options.get("spark_master"):
+        return "--spark-master: the executors run on that cluster's workers, which bench cannot limit"
+    if spark_mode != "local":
+        return f"--spark-mode {spark_mode}: the executors run in the workers' JVMs, which bench does not limit"
+    return None
+
+
+def refuse_unlimited_cpu(options: Mapping[str, Any], use_case: Any,
+                         objects: Sequence[Mapping[str, Any]]) -> None:
+    """``cpuPerInstance`` where bench cannot limit the Spark executors (``unlimitable``): the
+    run would measure whole cores while the cost counted the limit's share. Refused."""
+    from bench.errors import UserError
+
+    for obj in objects:
+        if obj.get("kind") == "BenchSut" and float((obj.get("spec") or {}).get("cpuPerInstance") or 0) > 0:
+            why = unlimitable(options, str(options.get("spark_mode") or "local"), use_case.topology is not None)
+            if why:
+                raise UserError(f"cpuPerInstance {obj['spec']['cpuPerInstance']}: {why}; drop the limit "
+                              "or run with local[N] Spark (--spark-mode local, no --spark-master)")

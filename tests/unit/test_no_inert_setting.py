@@ -1,0 +1,394 @@
+"""No inert setting, by construction: every setting a user can give bench (the inventory
+generated from the code, tests/unit/settings_inventory.py) names the test that shows its
+effect, or its refusal where it cannot be honoured.
+
+Why: options, keys and properties were accepted and ignored (a threshold option that
+dropped SLOs, ``guessStrategy``, ``--set generator.replicas``, ``cpuPerInstance`` on a
+cluster). A new setting now fails this test until a test proves it does something.
+
+``PROVEN`` maps a setting to the test node that exercises it (checked to exist).
+``UNPROVEN`` lists the settings that existed before this inventory and still wait for
+such a mapping: it may only shrink (a setting in it that the code no longer has, or that
+is also proven, fails the test), and nothing may be added to it to make a new setting pass.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tests.unit.settings_inventory import ROOT, inventory
+
+PROVEN = {
+    "cli:bench analyze --exp":
+        "tests/unit/test_analyze.py::test_cli_errors_are_one_line",
+    "cli:bench analyze --metric":
+        "tests/unit/test_analyze.py::test_capacity_table",
+    "cli:bench analyze --output":
+        "tests/unit/test_analyze.py::test_cli_threshold_options_set_their_own_form",
+    "cli:bench analyze --threshold":
+        "tests/unit/test_analyze.py::test_demand_agrees_with_the_reference_algorithm",
+    "cli:bench analyze --threshold-rel-to-load":
+        "tests/unit/test_analyze.py::test_cli_threshold_options_set_their_own_form",
+    "cli:bench analyze --threshold-rel-to-rate":
+        "tests/unit/test_analyze.py::test_cli_threshold_options_set_their_own_form",
+    "cli:bench analyze --warmup":
+        "tests/unit/test_analyze_agrees_with_run.py::test_the_boundary_sample_is_what_decides",
+    "cli:bench run --dry-run":
+        "tests/unit/test_settings_applied.py::test_kubernetes_slos_on_prometheus_slis_need_its_url",
+    "cli:bench run --set":
+        "tests/unit/test_settings_applied.py::test_the_generators_instances_follow_max_per_instance",
+    "cli:bench run --spark-master":
+        "tests/unit/test_settings_applied.py::test_a_cpu_limit_bench_cannot_apply_is_refused",
+    "cli:bench run --spark-mode":
+        "tests/unit/test_settings_applied.py::test_a_cpu_limit_bench_cannot_apply_is_refused",
+    "cli:bench run --spark-warmup":
+        "tests/unit/test_spark_warmup_option.py::test_the_driver_skips_the_warm_up_only_when_the_spec_says_false",
+    "cli:bench run --threshold":
+        "tests/unit/test_settings_honoured.py::test_a_threshold_option_keeps_the_dropped_records",
+    "cli:bench run --threshold-rel-to-load":
+        "tests/unit/test_settings_honoured.py::test_a_threshold_option_keeps_the_dropped_records",
+    "cli:bench run --threshold-rel-to-rate":
+        "tests/unit/test_settings_honoured.py::test_a_threshold_option_keeps_the_dropped_records",
+    "config:ExecutionParams.warmup":
+        "tests/unit/test_analyze_agrees_with_run.py::test_analyze_reaches_the_runs_verdict_on_every_slo",
+    "config:StrategyDef.guessStrategy":
+        "tests/unit/test_settings_applied.py::test_strategy_keys_no_strategy_reads_are_refused",
+    "config:StrategyDef.searchStrategy":
+        "tests/unit/test_settings_applied.py::test_strategy_keys_no_strategy_reads_are_refused",
+    "env:BENCH_K8S_PROMETHEUS_URL":
+        "tests/unit/test_settings_applied.py::test_kubernetes_slos_on_prometheus_slis_need_its_url",
+    "set:BenchGenerator.maxPerInstance":
+        "tests/unit/test_settings_applied.py::test_the_generators_instances_follow_max_per_instance",
+    "set:BenchGenerator.replicas":
+        "tests/unit/test_settings_applied.py::test_a_set_a_patcher_overwrites_is_refused",
+    "set:BenchSut.replicas":
+        "tests/unit/test_settings_applied.py::test_a_set_a_patcher_overwrites_is_refused",
+    "slo:*:warmup":
+        "tests/unit/test_settings_honoured.py::test_warmup_seconds_is_the_slo_warmup",
+    "slo:*:warmupSeconds":
+        "tests/unit/test_settings_honoured.py::test_warmup_seconds_is_the_slo_warmup",
+    "slo:dropped-records:maxRatio":
+        "tests/unit/test_analyze_agrees_with_run.py::test_analyze_reaches_the_runs_verdict_on_every_slo",
+    "slo:generic:repetitionAggregation":
+        "tests/unit/test_settlement_aggregations.py::test_a_non_monotone_aggregation_is_never_settled_early",
+    "slo:lag-trend:threshold":
+        "tests/unit/test_analyze_agrees_with_run.py::test_analyze_reaches_the_runs_verdict_on_every_slo",
+    "slo:lag-trend:thresholdRelToRate":
+        "tests/unit/test_analyze.py::test_a_run_judged_against_records_per_second_is_re_evaluated_so",
+    "slo:latency:percentile":
+        "tests/unit/test_latency.py::test_the_percentile_names_the_series",
+    "slo:latency:threshold":
+        "tests/unit/test_latency.py::test_a_growing_latency_fails",
+}
+
+UNPROVEN = frozenset({
+    "cli:bench --verbose",
+    "cli:bench --version",
+    "cli:bench analyze --confidence",
+    "cli:bench report --confidence",
+    "cli:bench report --output",
+    "cli:bench run --benchmark",
+    "cli:bench run --bootstrap-servers",
+    "cli:bench run --broker",
+    "cli:bench run --brokers",
+    "cli:bench run --conf",
+    "cli:bench run --connector",
+    "cli:bench run --duration",
+    "cli:bench run --early-sample-interval",
+    "cli:bench run --early-stop",
+    "cli:bench run --execution",
+    "cli:bench run --expect",
+    "cli:bench run --job",
+    "cli:bench run --kafka-config",
+    "cli:bench run --kafka-config-file",
+    "cli:bench run --load-type",
+    "cli:bench run --loads",
+    "cli:bench run --log-format",
+    "cli:bench run --lower-bound",
+    "cli:bench run --metric",
+    "cli:bench run --metrics-port",
+    "cli:bench run --namespace",
+    "cli:bench run --platform",
+    "cli:bench run --plugin",
+    "cli:bench run --predict",
+    "cli:bench run --record-template",
+    "cli:bench run --repetitions",
+    "cli:bench run --resource-type",
+    "cli:bench run --resources",
+    "cli:bench run --results",
+    "cli:bench run --resume",
+    "cli:bench run --retries",
+    "cli:bench run --sample-interval",
+    "cli:bench run --search",
+    "cli:bench run --trigger",
+    "cli:bench run --verbose",
+    "cli:bench run --warmup",
+    "cli:bench stages --bootstrap-servers",
+    "cli:bench stages --drain",
+    "cli:bench stages --duration",
+    "cli:bench stages --instances",
+    "cli:bench stages --plugin",
+    "cli:bench stages --results",
+    "cli:bench stages --sensors",
+    "cli:bench stages --set",
+    "cli:bench stages --warmup",
+    "cli:bench validate --benchmark",
+    "config:Benchmark.defaultExecution",
+    "config:Benchmark.infrastructure",
+    "config:Benchmark.kafkaConfig",
+    "config:Benchmark.loadGenerator",
+    "config:Benchmark.loadTypes",
+    "config:Benchmark.name",
+    "config:Benchmark.params",
+    "config:Benchmark.resourceTypes",
+    "config:Benchmark.slis",
+    "config:Benchmark.slos",
+    "config:Benchmark.sut",
+    "config:Benchmark.useCase",
+    "config:Benchmark.waitForResourcesEnabled",
+    "config:ConfigOverride.patcher",
+    "config:ConfigOverride.value",
+    "config:Execution.benchmark",
+    "config:Execution.configOverrides",
+    "config:Execution.execution",
+    "config:Execution.load",
+    "config:Execution.name",
+    "config:Execution.params",
+    "config:Execution.resources",
+    "config:Execution.slos",
+    "config:ExecutionParams.afterTeardownDelay",
+    "config:ExecutionParams.duration",
+    "config:ExecutionParams.earlySampleInterval",
+    "config:ExecutionParams.earlyStop",
+    "config:ExecutionParams.loadGenerationDelay",
+    "config:ExecutionParams.metric",
+    "config:ExecutionParams.repetitions",
+    "config:ExecutionParams.sampleInterval",
+    "config:ExecutionParams.strategy",
+    "config:KafkaConfig.bootstrapServer",
+    "config:KafkaConfig.removeOnly",
+    "config:KafkaConfig.topics",
+    "config:LoadDef.loadType",
+    "config:LoadDef.loadValues",
+    "config:PatcherRef.properties",
+    "config:PatcherRef.resource",
+    "config:PatcherRef.type",
+    "config:ResourceDef.resourceType",
+    "config:ResourceDef.resourceValues",
+    "config:ResourceSet.afterActions",
+    "config:ResourceSet.beforeActions",
+    "config:ResourceSet.configMaps",
+    "config:ResourceSet.files",
+    "config:ResourceSet.resources",
+    "config:SloDef.name",
+    "config:SloDef.offset",
+    "config:SloDef.prometheusUrl",
+    "config:SloDef.properties",
+    "config:SloDef.query",
+    "config:SloDef.sloType",
+    "config:SloOverride.name",
+    "config:SloOverride.offset",
+    "config:SloOverride.prometheusUrl",
+    "config:SloOverride.properties",
+    "config:SloOverride.query",
+    "config:SloOverride.sloType",
+    "config:StrategyDef.name",
+    "config:StrategyDef.restrictions",
+    "config:TopicDef.name",
+    "config:TopicDef.numPartitions",
+    "config:TopicDef.replicationFactor",
+    "config:TypeDef.direction",
+    "config:TypeDef.patchers",
+    "config:TypeDef.typeName",
+    "env:BENCH_BOOTSTRAP_SERVERS",
+    "env:BENCH_BROKER_COMMAND",
+    "env:BENCH_CHECKPOINT_DIR",
+    "env:BENCH_GENERATOR",
+    "env:BENCH_GROUP",
+    "env:BENCH_INPUT_TOPIC",
+    "env:BENCH_INSTANCES",
+    "env:BENCH_INSTANCE_INDEX",
+    "env:BENCH_JARS_DIR",
+    "env:BENCH_K8S_API_URL",
+    "env:BENCH_K8S_CONNECTOR",
+    "env:BENCH_K8S_CONTEXT",
+    "env:BENCH_K8S_DRIVER_MEMORY",
+    "env:BENCH_K8S_EXECUTOR_CORES",
+    "env:BENCH_K8S_EXECUTOR_MEMORY",
+    "env:BENCH_K8S_GENERATOR_METRICS_PORT",
+    "env:BENCH_K8S_IMAGE",
+    "env:BENCH_K8S_IMAGE_PULL_POLICY",
+    "env:BENCH_K8S_IN_CLUSTER",
+    "env:BENCH_K8S_KAFKA_BOOTSTRAP",
+    "env:BENCH_K8S_KAFKA_CLUSTER",
+    "env:BENCH_K8S_KAFKA_SECRET",
+    "env:BENCH_K8S_KUBECONFIG",
+    "env:BENCH_K8S_LAG_QUERY",
+    "env:BENCH_K8S_NAMESPACE",
+    "env:BENCH_K8S_RUN_AS_USER",
+    "env:BENCH_K8S_SPARK_SERVICE_ACCOUNT",
+    "env:BENCH_K8S_SPARK_VERSION",
+    "env:BENCH_K8S_SUT_METRICS_PORT",
+    "env:BENCH_K8S_SUT_MODE",
+    "env:BENCH_K8S_SUT_QUERY",
+    "env:BENCH_K8S_TOPICS",
+    "env:BENCH_K8S_TOPIC_REPLICAS",
+    "env:BENCH_K8S_TRIGGER_SECONDS",
+    "env:BENCH_KAFKA_CONFIG",
+    "env:BENCH_KAFKA_HEAP",
+    "env:BENCH_KAFKA_OPTIONS",
+    "env:BENCH_METRICS_PORT",
+    "env:BENCH_NO_CLASS_ARCHIVE",
+    "env:BENCH_NO_INSTRUMENTATION",
+    "env:BENCH_OUTPUT_TOPIC",
+    "env:BENCH_PARAMS",
+    "env:BENCH_PERIOD_MS",
+    "env:BENCH_PLUGINS",
+    "env:BENCH_SENSORS",
+    "env:BENCH_TOPIC",
+    "env:BENCH_TOPICS",
+    "patcher:common:factor",
+    "patcher:common:prefix",
+    "patcher:common:suffix",
+    "patcher:env:container",
+    "patcher:env:factor",
+    "patcher:env:isInitContainer",
+    "patcher:env:prefix",
+    "patcher:env:suffix",
+    "patcher:executor:container",
+    "patcher:executor:factor",
+    "patcher:generic:type",
+    "patcher:meta:container",
+    "patcher:meta:pullPolicy",
+    "patcher:replicas:loadGenMaxRecords",
+    "patcher:replicas:maxPerInstance",
+    "patcher:replicas:numSensors",
+    "patcher:resources:container",
+    "patcher:resources:factor",
+    "patcher:resources:format",
+    "set:BenchGenerator.periodMs",
+    "set:BenchGenerator.sensors",
+    "set:calibrated:capacity",
+    "set:calibrated:capacityMode",
+    "set:calibrated:delayMs",
+    "set:calibrated:sessionTimeoutMs",
+    "set:generator active-power:acks",
+    "set:generator active-power:batchSize",
+    "set:generator active-power:compression",
+    "set:generator active-power:keyOffset",
+    "set:generator active-power:lingerMs",
+    "set:generator active-power:partitioner",
+    "set:generator active-power:recordTemplate",
+    "set:generator active-power:seed",
+    "set:generator active-power:valueInW",
+    "set:generator uc4-registry:acks",
+    "set:generator uc4-registry:batchSize",
+    "set:generator uc4-registry:childrenPerGroup",
+    "set:generator uc4-registry:compression",
+    "set:generator uc4-registry:keyOffset",
+    "set:generator uc4-registry:lingerMs",
+    "set:generator uc4-registry:nestedGroups",
+    "set:generator uc4-registry:partitioner",
+    "set:generator uc4-registry:recordTemplate",
+    "set:generator uc4-registry:registry",
+    "set:generator uc4-registry:registryChangeIntervalMs",
+    "set:generator uc4-registry:registryChangeSeed",
+    "set:generator uc4-registry:seed",
+    "set:generator uc4-registry:valueInW",
+    "set:job:job",
+    "set:job:jobArgs",
+    "set:job:readTimeoutS",
+    "set:job:startTimeoutS",
+    "set:uc1:log_max_mb",
+    "set:uc1:path",
+    "set:uc1:sink",
+    "set:uc2:allowedLatenessMs",
+    "set:uc2:emitPeriodMs",
+    "set:uc2:windowSizeMs",
+    "set:uc3:advanceMs",
+    "set:uc3:allowedLatenessMs",
+    "set:uc3:emitPeriodMs",
+    "set:uc3:numOverlappingWindows",
+    "set:uc3:timeAttribute",
+    "set:uc3:timeZone",
+    "set:uc3:windowMethod",
+    "set:uc3:windowSizeMs",
+    "set:uc4:feedback",
+    "set:uc4:gracePeriodMs",
+    "set:uc4:triggerSeconds",
+    "set:uc4:windowSizeMs",
+    "slo:dropped records ratio:externalSloChecker",
+    "slo:dropped records ratio:externalSloUrl",
+    "slo:dropped records ratio:ratio",
+    "slo:dropped records:externalSloChecker",
+    "slo:dropped records:externalSloUrl",
+    "slo:dropped records:threshold",
+    "slo:dropped records:thresholdFromExpression",
+    "slo:dropped records:thresholdRelToLoad",
+    "slo:dropped records:thresholdRelToResources",
+    "slo:dropped-records:repetitionAggregation",
+    "slo:generic:externalSloChecker",
+    "slo:generic:externalSloUrl",
+    "slo:generic:operator",
+    "slo:generic:promQLQuery",
+    "slo:generic:queryAggregation",
+    "slo:generic:sli",
+    "slo:generic:threshold",
+    "slo:generic:thresholdFromExpression",
+    "slo:generic:thresholdRelToLoad",
+    "slo:generic:thresholdRelToRate",
+    "slo:generic:thresholdRelToResources",
+    "slo:lag trend ratio:externalSloChecker",
+    "slo:lag trend ratio:externalSloUrl",
+    "slo:lag trend ratio:ratio",
+    "slo:lag trend:externalSloChecker",
+    "slo:lag trend:externalSloUrl",
+    "slo:lag trend:threshold",
+    "slo:lag trend:thresholdFromExpression",
+    "slo:lag trend:thresholdRelToLoad",
+    "slo:lag trend:thresholdRelToResources",
+    "slo:lag-trend:thresholdFromExpression",
+    "slo:lag-trend:thresholdRelToLoad",
+    "slo:lag-trend:thresholdRelToResources",
+    "slo:latency:queryAggregation",
+    "slo:latency:repetitionAggregation",
+})
+#: how many settings waited for a proof when the inventory was made: UNPROVEN may not grow
+UNPROVEN_AT_START = 270
+
+
+@cache
+def _functions(path: Path) -> frozenset[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return frozenset(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+
+
+def test_every_setting_has_a_proof_or_waits_for_one() -> None:
+    settings = inventory()
+    unaccounted = sorted(settings - set(PROVEN) - UNPROVEN)
+    assert not unaccounted, f"settings with no test showing their effect or refusal (add one to PROVEN): {unaccounted}"
+
+
+def test_the_lists_hold_only_settings_the_code_has() -> None:
+    settings = inventory()
+    assert not sorted(set(PROVEN) - settings), "PROVEN names settings the code no longer has"
+    assert not sorted(UNPROVEN - settings), "UNPROVEN names settings the code no longer has: remove them"
+    assert not sorted(UNPROVEN & set(PROVEN)), "a proven setting is still listed as unproven: remove it there"
+    assert len(UNPROVEN) <= UNPROVEN_AT_START
+
+
+@pytest.mark.parametrize(("setting", "node"), sorted(PROVEN.items()))
+def test_each_proof_names_a_test_that_exists(setting: str, node: str) -> None:
+    path, _, name = node.partition("::")
+    assert (ROOT / path).is_file(), f"{setting}: {path} does not exist"
+    assert name.startswith("test_") and name in _functions(ROOT / path), f"{setting}: no test {name} in {path}"
+
+
+def test_the_inventory_covers_every_kind_of_setting() -> None:
+    kinds = {s.split(":", 1)[0] for s in inventory()}
+    assert kinds == {"cli", "set", "config", "slo", "patcher", "env"}
+    assert "cli:bench run --threshold" in inventory() and "config:StrategyDef.guessStrategy" in inventory()
