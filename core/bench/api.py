@@ -353,7 +353,7 @@ class SloType:
     #: so the offline analysis, its slope intervals and the
     #: plots' trend lines apply to it. None: never re-evaluated offline.
     analysed_as_trend: Callable[[Mapping[str, Any]], bool] | None = None
-    #: the property keys it reads (``bench.slo.properties``: others are refused); None: unchecked
+    #: the property keys it reads (``bench.config.slo_properties``: others are refused); None: unchecked
     properties: tuple[str, ...] | None = None
     #: the axis title of this SLO's series in plots and reports; empty: the SLI's name
     series_label: str = ""
@@ -472,6 +472,8 @@ class SearchStrategy:
     prediction_walk: str = "each walk starting at the prediction"
     #: it runs every (load, resources) pair and assumes nothing, so no prediction shortens it
     measures_every_pair: bool = False
+    #: the reference's ``guessStrategy`` names it walks by (an Execution file's key); empty: it reads none
+    guesses: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- platforms

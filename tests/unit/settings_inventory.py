@@ -33,8 +33,13 @@ def cli_settings() -> set[str]:
     bench_add_commands(cli)
     found: set[str] = set()
 
+    from bench.cli.platform_options import platform_params
+    from bench.plugins import load_plugins
+
+    generated = platform_params(load_plugins())  # bench run's platform options, from their declarations
+
     def walk(command: click.Command, path: str) -> None:
-        for param in command.params:
+        for param in [*command.params, *(generated if path == "bench run" else [])]:
             if isinstance(param, click.Option):
                 found.add(f"cli:{path} {max(param.opts, key=len)}".replace("  ", " "))
         if isinstance(command, click.Group):
@@ -78,8 +83,8 @@ def config_settings() -> set[str]:
 
 
 def slo_settings() -> set[str]:
+    from bench.config.slo_properties import COMMON_PROPERTIES
     from bench.plugins import load_plugins
-    from bench.slo.properties import COMMON_PROPERTIES
 
     found = {f"slo:*:{key}" for key in COMMON_PROPERTIES}
     for name, slo_type in load_plugins().slos.items():

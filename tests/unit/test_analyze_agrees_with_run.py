@@ -16,11 +16,10 @@ from pathlib import Path
 
 from bench.analysis.analyze import analyze, run_settings
 from bench.analysis.runs import open_run
-from bench.api import Sample
+from bench.api import ExperimentSpec, Sample
 from bench.config.model import parse_benchmark, parse_execution
-from bench.execution.config import no_progress
-from bench.execution.engine import Engine, RunConfig
-from bench.platforms.base import ExperimentSpec
+from bench.execution.config import RunConfig, no_progress
+from bench.execution.run import Engine
 
 from tests.unit import verdict_runs
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark

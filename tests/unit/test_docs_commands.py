@@ -92,7 +92,7 @@ def test_every_command_the_docs_show_parses(doc: str, line: str) -> None:
         pytest.fail(f"{doc}: {line}: {exc.format_message()}")
 
 
-@pytest.mark.parametrize("line", ["bench run --plugin uc1 --searchh linear", "bench run --search nope",
+@pytest.mark.parametrize("line", ["bench run --plugin uc1 --searchh linear", "bench run --retries many",
                                   "bench analyze results/ --thresold 3", "bench runn"])
 def test_a_command_that_does_not_parse_is_found(line: str) -> None:
     with pytest.raises(click.UsageError):

@@ -212,6 +212,7 @@ def test_run_expect_compares_a_grid_run_with_a_grid(registry, tmp_path: Path,  #
 
     class Prepared:
         execution = _execution()
+        benchmark = parse_benchmark(default_benchmark())
 
     monkeypatch.setattr(bench.cli.launch, "prepare_run", lambda registry, opts: Prepared())
     for grid, code in ((better, 0), (worse, 3)):

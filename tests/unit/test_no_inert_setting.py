@@ -23,6 +23,24 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "cli:bench new-plugin --dir":
+        "tests/unit/test_plugin_mistakes.py::test_new_plugin_writes_a_package_and_refuses_bad_names_and_full_folders",
+    "cli:bench plugins --verbose":
+        "tests/unit/test_plugin_mistakes.py::test_plugins_verbose_lists_every_kind_with_its_description",
+    "cli:bench run --cost":
+        "tests/unit/test_grid_run.py::test_run_expect_compares_a_grid_run_with_a_grid",
+    "cli:bench run --load2-type":
+        "tests/e2e/test_grid.py::test_the_grid_gives_the_capacity_model_at_every_point",
+    "cli:bench run --loads2":
+        "tests/e2e/test_grid.py::test_the_grid_gives_the_capacity_model_at_every_point",
+    "config:Execution.load2":
+        "tests/unit/test_grid_run.py::test_the_grid_equals_the_capacity_model_at_every_point",
+    "set:calibrated:keyCost":
+        "tests/unit/test_grid_run.py::test_the_grid_equals_the_capacity_model_at_every_point",
+    "set:calibrated:keys":
+        "tests/unit/test_grid_run.py::test_the_grid_equals_the_capacity_model_at_every_point",
+    "env:BENCH_TEST_BOOTSTRAP":
+        "tests/e2e/test_new_plugin.py::test_a_new_plugin_installs_passes_its_tests_and_runs_to_a_demand_table",
     "cli:bench analyze --exp":
         "tests/unit/test_analyze.py::test_cli_errors_are_one_line",
     "cli:bench analyze --metric":

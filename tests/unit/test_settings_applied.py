@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from bench.cli.commands import cli
-from bench.config.model import ConfigError, parse_benchmark, parse_execution, validate_execution
+from bench.config.base import ConfigError
+from bench.config.model import parse_benchmark, parse_execution, validate_execution
 from bench.platforms.kubernetes.manifests import render_manifests
 from click.testing import CliRunner
 

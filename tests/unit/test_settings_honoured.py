@@ -93,7 +93,7 @@ def test_unknown_slo_properties_are_refused_with_the_nearest(tmp_path: Path, slo
 
 
 def test_warmup_seconds_is_the_slo_warmup() -> None:
-    from bench.slo.properties import warmup_of
+    from bench.config.slo_properties import warmup_of
 
     assert warmup_of({"warmupSeconds": 12}, 30.0) == 12.0
     assert warmup_of({"warmup": 5, "warmupSeconds": 12}, 30.0) == 5.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from bench.api import Series
-from bench.config.model import ExecutionParams, SloDef
+from bench.config.base import ExecutionParams, SloDef
 from bench.plugins import load_plugins
 from bench.slo.evaluator import SloEvaluator
 

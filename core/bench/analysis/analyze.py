@@ -35,10 +35,10 @@ from bench.analysis.confidence import (
 from bench.analysis.runs import Key, RunFiles, registry
 from bench.api import Series, SloVerdict
 from bench.config.base import ConfigError, ExecutionParams, SloDef
+from bench.config.slo_properties import COMMON_PROPERTIES, warmup_of
 from bench.results import tables
 from bench.results.store import atomic_write, fmt_value, read_series
 from bench.slo.evaluator import SloEvaluator
-from bench.slo.properties import COMMON_PROPERTIES, warmup_of
 
 DEFAULT_THRESHOLD = 2000.0
 DEFAULT_WARMUP = 60.0
@@ -356,12 +356,24 @@ def write(analysis: Analysis, output: Path | None = None) -> tuple[Path, Path]:
     csv_path = output if output is not None else Path(f"{base}-{analysis.metric}.csv")
     json_path = csv_path.with_suffix(".json") if output is not None else Path(f"{base}.json")
     tables.write_csv(csv_path, analysis.metric, analysis.table, analysis.notes)
-    atomic_write(json_path, json.dumps(analysis.as_dict(), indent=2, allow_nan=False, default=_finite))
+    atomic_write(json_path, json.dumps(_no_nan(analysis.as_dict()), indent=2, allow_nan=False, default=_finite))
     return csv_path, json_path
 
 
 def _finite(obj: Any) -> Any:
     return str(obj)
+
+
+def _no_nan(obj: Any) -> Any:
+    """JSON has no NaN or infinity: a figure that could not be computed (a slope of too
+    few samples in a truncated series) is stored as null, as the table shows it as '-'."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _no_nan(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_no_nan(v) for v in obj]
+    return obj
 
 
 def _num(value: float | None, digits: int = 4) -> str:

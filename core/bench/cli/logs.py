@@ -8,6 +8,18 @@ import sys
 import structlog
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is when a line is logged, not the one at set-up:
+    a caller that swaps stderr after configuring (a test's capture, a library that
+    redirects it) would otherwise leave every later log line writing to a closed file."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(fmt: str = "console", verbosity: int = 0) -> None:
     level = logging.WARNING - 10 * min(verbosity, 2) if verbosity else logging.INFO
     renderer: structlog.types.Processor = (
@@ -23,7 +35,7 @@ def configure_logging(fmt: str = "console", verbosity: int = 0) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=max(level, logging.WARNING), stream=sys.stderr)

@@ -24,6 +24,7 @@ from pydantic import (
     ValidationError,
 )
 
+from bench.api import SearchStrategy
 from bench.config.base import (
     STRATEGY_ALIASES,
     Benchmark,
@@ -184,7 +185,7 @@ def _selects(resource: str, bench: Benchmark) -> bool:
 
 
 def _validate_slo_props(where: str, registry: Registry, slo_type: str, props: dict[str, Any]) -> None:
-    from bench.slo.properties import check_keys
+    from bench.config.slo_properties import check_keys
 
     validate = registry.slos[slo_type].validate
     try:
@@ -228,7 +229,7 @@ def validate_execution(execution: Execution, bench: Benchmark, registry: Registr
         others = ", ".join(n for n, s in registry.search_strategies.items() if not s.needs_lower_bound)
         raise ConfigError(f"execution.execution.strategy.restrictions: the {strategy} search rests on the lower bound "
                           f"(LowerBound); without it use one that does not ({others})")
-    _check_strategy_keys(execution.execution.strategy, strategy)
+    _check_strategy_keys(execution.execution.strategy, registry.search_strategies[strategy])
     for i, config_override in enumerate(execution.configOverrides):
         if config_override.patcher.type not in registry.patchers:
             raise _one_of(
@@ -264,22 +265,17 @@ def load2_intensity_order(bench: Benchmark, execution: Execution) -> list[float]
     return values[::-1] if load_type is not None and load_type.direction == "decreasing" else values
 
 
-#: the reference's guess strategies: ``PrevResourceMinGuess`` guesses the previous load's
-#: demand, which is how bench's initial-guess walks (bench.search.strategies)
-GUESS_STRATEGIES = ("PrevResourceMinGuess",)
-
-
-def _check_strategy_keys(strategy: Any, resolved: str) -> None:
+def _check_strategy_keys(strategy: Any, declared: SearchStrategy) -> None:
     """``guessStrategy`` and ``searchStrategy`` mean something only beside the strategy
     that reads them; elsewhere, or naming a guess bench does not make, they are refused."""
     guess = strategy.guessStrategy
     if guess is not None:
-        if resolved != "initial-guess":
+        if not declared.guesses:
             raise ConfigError(f"execution.execution.strategy.guessStrategy: only InitialGuessSearch (initial-guess) "
                               f"reads it, not {strategy.name!r}; remove it")
-        if guess not in GUESS_STRATEGIES:
+        if guess not in declared.guesses:
             raise ConfigError(f"execution.execution.strategy.guessStrategy: {guess!r} is not one of "
-                              f"{', '.join(GUESS_STRATEGIES)} (the previous load's demand, initial-guess's own guess)")
+                              f"{', '.join(declared.guesses)} (the guesses {declared.name} walks by)")
     if strategy.searchStrategy is not None and strategy.name != "RestrictionSearch":
         raise ConfigError(f"execution.execution.strategy.searchStrategy: only RestrictionSearch reads it, not "
                           f"{strategy.name!r}; remove it")

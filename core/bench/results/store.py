@@ -40,8 +40,8 @@ def series_csv(series: Series, keep_gaps: bool = False) -> str:
     """A series as bench stores it (``labels,timestamp,value``), SLO and informational
     files alike. NaN is a sample with no value (no record's latency in that interval).
     An SLO file leaves it out: its readers refuse non-finite values, so bench analyze
-    read none of a UC2 run's latency files while they held it (2026-11-27, commit
-    a1070f0). An informational file keeps it (``keep_gaps``) as ``nan``, so a plot shows
+    would read none of a latency file that held it (the SLO evaluator judges the same
+    form: ``bench.slo.evaluator.as_stored``). An informational file keeps it (``keep_gaps``) as ``nan``, so a plot shows
     the gap; its readers skip such values (``bench.analysis.inputs.check_series``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

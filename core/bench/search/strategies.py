@@ -325,5 +325,6 @@ STRATEGIES: tuple[SearchStrategy, ...] = (
         "walk towards fewer resources while passing, towards more while failing",
         _Strategy(guess_least, guess_greatest),
         from_prediction=predicted,
+        guesses=("PrevResourceMinGuess",),  # the previous load's demand: how this walk starts
     ),
 )

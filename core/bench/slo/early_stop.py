@@ -53,6 +53,7 @@ from typing import Any
 
 from bench import slo_math
 from bench.api import EarlyDecision, Series, SloContext
+from bench.config.slo_properties import warmup_of
 from bench.slo.early_rules import (
     DEFAULT_CONFIDENCE,
     MAX_AUTOCORRELATION,
@@ -65,7 +66,6 @@ from bench.slo.early_rules import (
     window_decision,
 )
 from bench.slo.lag_batches import held_level_slope, too_few_batches
-from bench.slo.properties import warmup_of
 
 __all__ = ["DEFAULT_CONFIDENCE", "MAX_AUTOCORRELATION", "MIN_SAMPLES", "MIN_SPAN_S", "REPORTED_CONFIDENCE",
            "TrendFit", "fit", "t_quantile"]

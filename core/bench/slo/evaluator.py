@@ -8,17 +8,15 @@ early decisions, within a repetition and across repetitions, follow
 
 from __future__ import annotations
 
-import csv
-import io
+import math
 from collections.abc import Mapping, Sequence
 
 from bench.api import EarlyDecision, ExperimentSpec, Series, SloContext, SloVerdict
 from bench.config.base import ExecutionParams, SloDef
+from bench.config.slo_properties import warmup_of
 from bench.numbers import readable
 from bench.plugins import Registry
-from bench.results.store import series_csv
 from bench.slo.early_stop import early_state, monotone, settlement
-from bench.slo.properties import warmup_of
 
 
 class SloEvaluator:
@@ -102,8 +100,9 @@ def as_stored(series: Series) -> Series:
     to the millisecond, samples without a value left out. Judged in this form, a sample
     a fraction of a millisecond before the warm-up cut cannot count in the run and not
     in the analysis of its files (or the reverse)."""
-    rows = list(csv.reader(io.StringIO(series_csv(series))))[1:]
-    return Series([float(r[1]) for r in rows], [float(r[2]) for r in rows], series.labels)
+    kept = [(float(f"{ts:.3f}"), float(v)) for ts, v in zip(series.timestamps, series.values, strict=True)
+            if math.isfinite(float(v))]
+    return Series([ts for ts, _ in kept], [v for _, v in kept], series.labels)
 
 
 def summary(verdict: SloVerdict) -> str:

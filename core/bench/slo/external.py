@@ -31,13 +31,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.api import Series, SloVerdict
+from bench.config.slo_properties import URL_KEYS
 
 #: the ports of the reference's bundled checkers on localhost (lag trend, dropped records, generic)
 BUNDLED_PORTS = frozenset({80, 8081, 8082})
 #: the reference's client: two attempts, 60 s each
 RETRIES = 2
 TIMEOUT_S = 60.0
-URL_KEYS = ("externalSloChecker", "externalSloUrl")
 
 
 def is_bundled(url: str) -> bool:

@@ -14,7 +14,6 @@ from difflib import get_close_matches
 from typing import Any
 
 from bench.api import SloType
-from bench.slo.external import URL_KEYS
 
 #: keys the evaluator reads for every SLO, whatever its type: the warm-up (``warmup`` in
 #: bench's and the oldest schema, ``warmupSeconds`` in the reference's current one)
@@ -26,6 +25,8 @@ _HINTS = {
     "aggregation": "queryAggregation aggregates within a repetition, repetitionAggregation across repetitions",
 }
 #: the keys an SLO type that posts to an external checker reads (``bench.slo.external``)
+#: the keys that name an external checker (bench.slo.external reads them)
+URL_KEYS = ("externalSloChecker", "externalSloUrl")
 EXTERNAL_PROPERTIES = URL_KEYS
 
 
