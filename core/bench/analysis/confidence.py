@@ -16,23 +16,22 @@ things make it fragile, and any flags the experiment ``unstable``:
   take half a minute, and whether it ends inside a short repetition decided the
   verdict: UC1 at 40,000 records/s on 3 instances passed (slope -16,452 against 400)
   and then failed (25,709) in two runs of the same 60-s experiment, neither flagged by
-  the other two rules (2026-11-27, commit a1070f0, ``benchmarks/reproducibility.py
-  --quick``).
+  the other two rules (``benchmarks/reproducibility.py --quick``).
 
-Since 2026-12-05 two things the engine knows about each repetition count as well
+Two things the engine knows about each repetition count as well
 (:func:`evidence`, kept with the verdict as ``repetition_evidence`` for ``bench analyze``):
 the bounds of the early decision that ended it, and whether it ran only for other SLOs.
 A repetition decided early on its dense samples or over whole output periods records one
 sample per ``sampleInterval``, 4 of them when UC3's ends at 82 s, too few to show again
 what ended it; its decision's bounds stand for it in :func:`_median_of_bounds`. A
 repetition run after this SLO was settled, ended by another SLO's decision (a
-dropped-records SLO judged by the worst repetition, UC2's and UC3's default until 2026-12-06),
+dropped-records SLO judged by the worst repetition, ``repetitionAggregation: max``),
 holds a slope of a few samples that no rule judged: it counts in the median, as the
 method has it, but neither in "the repetitions disagree" nor with bounds. UC3's 12,000
 records/s on one instance was flagged for both (recorded slopes -1,231, -4,552 and
 +1,643 against 120, the last over the 4 samples of a repetition the dropped-records SLO
-ended at 82 s), its first two repetitions decided "pass" with confidence (2026-12-05,
-commit dca967a).
+ended at 82 s), while its first two repetitions had decided "pass" with confidence: the
+flag said what the few recorded samples alone show, not what decided the verdict.
 
 The slope error is imported from :mod:`bench.slo.early_stop`, not re-derived, so that the
 confidence printed here and the confidence that ended a repetition early are the same
@@ -40,8 +39,7 @@ number. For a use case with an output period (UC3) it is the error of the slope 
 lag's means over its whole cycles, as the rule over whole periods
 (:func:`bench.slo.early_rules.window_decision`) judges it: the plain fit cannot see through
 the lag's rise and fall: UC3's 1,500 records/s on one instance was flagged unstable
-(slope -87.1 against 15) in a run whose repetitions that rule had each decided "pass"
-(2026-11-29, commit 30474e9).
+(slope -87.1 against 15) in a run whose repetitions that rule had each decided "pass".
 """
 
 from __future__ import annotations
@@ -201,8 +199,7 @@ def _median_of_bounds(fits: Sequence[RepetitionFit], confidence: float) -> tuple
     middle one is short and noisy: the third repetition of a UC3 experiment, ended by its
     dropped records alone after 10 samples, made 6,000 records/s on one instance "inside
     the noise" (slopes -1,617, -2,251 and -2,205 against 60; the middle one's interval
-    [-4,862, 452]) although the other two lay wholly below the threshold (2026-11-30,
-    commit 43c7424). The middle repetition's interval stays the one reported unless
+    [-4,862, 452]) although the other two lay wholly below the threshold. The middle repetition's interval stays the one reported unless
     this one decides.
 
     A repetition decided early is bounded by its decision; one without an error of its
@@ -280,7 +277,7 @@ def annotate(record: ExperimentRecord, store: ResultStore, trend: Collection[str
     judged as a median of slopes below a threshold, named by their types
     (``SloType.is_trend``, :meth:`SloEvaluator.trend_slos`), not by the verdict's form:
     a ``generic`` trend SLO's (the calibrated use case's) carries no ``median``, and
-    until 2026-12-05 got no confidence in a run. ``period``: the use case's output
+    judged by form it would get no confidence in a run. ``period``: the use case's output
     period (:func:`trend_fit`), stored with the verdict for ``bench analyze``;
     ``repetitions``: the experiment's, for their :func:`evidence` (stored with it too).
     """

@@ -303,8 +303,8 @@ def length_note(duration: float, warmup: float, indent: str = "  ") -> list[str]
 
     A short experiment judges the first minutes of a SUT, and those can differ from its
     long run: one quarter-core UC1 instance failed 5,000 records/s in 90-s experiments
-    (30-s warm-up) three times (2026-11-28) and passed it in 300-s ones (60-s warm-up;
-    2026-11-29), on 2-core machines of the same kind (docs/performance.md); its
+    (30-s warm-up) three times and passed it in 300-s ones (60-s warm-up), on 2-core
+    machines of the same kind (docs/measurements-log.md); its
     micro-batches grow for minutes until their fixed cost is shared by enough records.
     The table is then right for the experiments that were run, and a reader must be
     told which those were. The bar is the method's default for every use case:

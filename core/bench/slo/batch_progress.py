@@ -13,7 +13,8 @@ cumulative rows (``spark-input-rows``), the second at which that batch ended
 Exact is not representative: what an instance reads per second can depend on its
 batches' size. UC4's probe on one quarter-core instance read 8,566 records/s this way,
 in batches taken from a lag of 0.4-0.8 million records, where 2-3 instances in 5-13-s
-batches read 3,770-6,260 each (2026-12-01, commit fad5f74; docs/performance.md).
+batches read 3,770-6,260 each (docs/measurements-log.md, "Prediction on UC2" and the
+prediction rows).
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def too_few_batches(series: Series, ctx: SloContext) -> bool:
     rate, a line the trend rule is sure of, which reverses when the batch commits. UC3
     at 6,000 records/s on one quarter-core instance was decided "fail" 51 s in at a
     slope of 5,999, the whole input rate, and its full 120-s repetition passed at 54.1
-    against a threshold of 60 (2026-11-29). One commit is not enough either: a ramp that
+    against a threshold of 60. One commit is not enough either: a ramp that
     ends in one drain has a slope the rule is just as sure of, and the next batch, which
     reads all that piled up, decides whether the SUT is behind.
     """
@@ -100,8 +100,8 @@ def lag_cycle(t: np.ndarray, v: np.ndarray, period: float) -> float:
     between its drains (:func:`drain_times`) where those lie further apart.
 
     A micro-batch that takes longer than its trigger commits once per batch, not once per
-    output period: UC3's quarter-core batches took 8-15 s against a 5-s trigger
-    (2026-11-29). Means over the shorter period then follow the wave instead of
+    output period: UC3's quarter-core batches took 8-15 s against a 5-s trigger.
+    Means over the shorter period then follow the wave instead of
     cancelling it; a batch of a minute made whole periods of a rising ramp, which were
     decided "fail" at the whole input rate for a repetition that passes in full. One
     drain leaves the span itself as the period, so no decision follows; none leaves the
@@ -128,8 +128,8 @@ def held_level_slope(series: Series, ctx: SloContext) -> float | None:
     one quarter-core instance (256 records/s, threshold 12.8) rose from about 1,300 to
     3,000 records 90-125 s into every repetition and fell back by 150-160 s; bench's
     default decided two repetitions "fail" inside that bump (slopes 25.5 and 40.2 at 125
-    and 116 s), where the reference's three full repetitions passed (median -2.93;
-    2026-12-01, commit d0a9a64). Held at its level, that rise gives the 240-s fit a slope
+    and 116 s), where the reference's three full repetitions passed (median -2.93).
+    Held at its level, that rise gives the 240-s fit a slope
     of 4-5, below the threshold: growth seen is not growth to come. None: the
     repetition's duration is unknown, or too few samples.
     """

@@ -133,8 +133,8 @@ def _wait_idle(query: Any, totals: ProgressTotals, idle_seconds: float, limit_s:
     # The listener bus hands progress over after the query has moved on, and the
     # listener commits offsets before it calls back: on a busy machine that can lag the
     # query by more than idle_seconds, and the totals (input rows, committed offsets)
-    # would miss the last batches. A run of the suite in two processes (2026-11-29)
-    # once counted 0 input rows that way. So the totals must also have seen the
+    # would miss the last batches. A run of the suite in two processes once counted 0
+    # input rows that way. So the totals must also have seen the
     # query's own last batch.
     last = query.lastProgress
     want = -1 if last is None else int(last.batchId)

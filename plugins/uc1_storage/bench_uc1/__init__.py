@@ -60,11 +60,11 @@ def topology(ctx: TopologyContext) -> StreamingPlan:
 #: An instance is a task slot limited to a quarter of a core (a Kubernetes CPU limit of
 #: 250m). Unlimited, one local instance took 140,000 records/s while using 0.7 of a core,
 #: more than the generator and broker can push on a 2-core laptop, so every load needed
-#: one instance (docs/performance.md). ``--set sut.cpuPerInstance=0`` lifts the limit.
+#: one instance (docs/performance.md, "A CPU limit per instance"). ``--set sut.cpuPerInstance=0`` lifts the limit.
 CPU_PER_INSTANCE = 0.25
-#: The main job on a laptop, measured 2026-11-27 after the CPU limit began to hold the
-#: SUT's Python workers, which run UC1's store (commit 39e36f3; docs/performance.md, "The
-#: CPU limit and the Python workers"): one quarter-core instance keeps up with 1,000
+#: The main job on a laptop, measured with the CPU limit holding the SUT's Python
+#: workers, which run UC1's store (docs/measurements-log.md, "The CPU limit and the
+#: Python workers"): one quarter-core instance keeps up with 1,000
 #: records/s and falls behind at 5,000 (slope 2,575; ~2,400 processed), two keep up with
 #: 5,000. Its micro-batches take ~20 s at a quarter core, so the verdicts of a 90-s
 #: experiment are flagged unstable: the table shows scaling, ``--repetitions 3`` or a

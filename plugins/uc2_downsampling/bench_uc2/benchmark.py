@@ -10,7 +10,7 @@ TOPICS = {"input": 4, "output": 4}
 
 #: An instance is a task slot limited to a quarter of a core, as UC1's (a Kubernetes CPU
 #: limit of 250m); unlimited, one instance kept up with every load a 2-core laptop can
-#: generate. Measured 2026-11-27 (docs/performance.md, "Each use case's defaults"): one
+#: generate. Measured (docs/measurements-log.md, "Each use case's defaults"): one
 #: quarter-core instance keeps up with 12,000 records/s by growing its micro-batches
 #: (15 s each; ~6 s at 2,000: a windowed query's fixed cost per batch at a quarter core)
 #: and reads ~14,000 records/s at most; two keep up with 24,000. The lag saw-tooth has

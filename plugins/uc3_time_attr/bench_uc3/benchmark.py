@@ -27,16 +27,16 @@ def load_types() -> list[dict[str, Any]]:
     ]
 
 
-#: Quarter-core instances, as UC1's and UC2's. Measured 2026-11-27 after the CPU limit
-#: began to hold the SUT's Python workers, which run UC3's per-key panes (commit 39e36f3;
-#: docs/performance.md, "The CPU limit and the Python workers"): one instance keeps up
+#: Quarter-core instances, as UC1's and UC2's. Measured with the CPU limit holding the
+#: SUT's Python workers, which run UC3's per-key panes (docs/measurements-log.md, "The
+#: CPU limit and the Python workers"): one instance keeps up
 #: with 1,500 records/s in 14-s micro-batches and falls behind at 6,000 (slope 5,040);
 #: two keep up with 6,000. Before, with the workers unlimited, one kept up with 9,000 and
 #: the default high load was 18,000, which two instances now fall behind. 6,000 on one
 #: instance was decided "fail" by an early stop while its first batch was still running;
-#: its full 120-s repetition passes (54.1 against 60; 2026-11-29, commit 6acf4c8), so
+#: its full 120-s repetition passes (54.1 against 60), so
 #: the high load is now 12,000: one instance failed at a slope of 8,155 (after batches
-#: had ended), two passed at -3,710, none flagged (docs/performance.md, "Early stopping").
+#: had ended), two passed at -3,710, none flagged (docs/measurements-log.md, "Early stopping").
 CPU_PER_INSTANCE = 0.25
 MAIN_JOB: dict[str, Any] = {
     "load": {"loadValues": [1500, 12000]},

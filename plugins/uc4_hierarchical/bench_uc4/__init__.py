@@ -26,10 +26,10 @@ def build_topology(ctx: TopologyContext) -> StreamingPlan:
 
 
 #: C1 only (no C2): the query's JVM kept C2 compiling at 0.18 of its half-core quota two
-#: to three minutes into an experiment (0.43 cores in all; per-thread /proc figures,
-#: 2026-11-29), new code for every micro-batch, while the executor's tasks got 0.08.
+#: to three minutes into an experiment (0.43 cores in all; per-thread /proc figures),
+#: new code for every micro-batch, while the executor's tasks got 0.08.
 #: With C1 only, compiling took 0.007 and the tasks 0.18; batches of 1,024 records/s on
-#: half a core 4.7 s instead of 6.3 s (docs/performance.md, "UC4: the JIT's share").
+#: half a core 4.7 s instead of 6.3 s (docs/measurements-log.md, "UC4: the JIT's share").
 JIT = "-XX:TieredStopAtLevel=1"
 SPARK_CONF = {"spark.driver.extraJavaOptions": JIT, "spark.executor.extraJavaOptions": JIT}
 

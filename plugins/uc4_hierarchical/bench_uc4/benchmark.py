@@ -9,22 +9,22 @@ from bench.api import message_period_load_type, param_load_type, resource_types
 from bench_uc4.patchers import NAME as SENSORS_PATCHER
 
 #: A quarter core per instance, loads 4 and 5 levels of 4 children (256 and 1,024
-#: records/s), measured 2026-11-29 on a 2-core machine after the registry join went from
+#: records/s), measured on a 2-core machine after the registry join went from
 #: one Python call per child to one per bucket and the JVM to the C1 compiler only
-#: (docs/performance.md, "UC4: the JIT's share"): 4: 1, 5: 2 three times, 7 min 49-53 s, and
+#: (docs/measurements-log.md, "UC4: the JIT's share"): 4: 1, 5: 2 three times, 7 min 49-53 s, and
 #: twice more at 5 % (below). One instance's lag at 1,024 records/s rose by 123-512 records/s
 #: in 120-s experiments while its batches grew, then held: a start-up transient, flagged
-#: unstable, and at 300 s one instance keeps up (docs/performance.md, "Every default
+#: unstable, and at 300 s one instance keeps up (docs/measurements-log.md, "Every default
 #: twice with the early-stopping rule, and UC4's threshold"). A micro-batch still carries
 #: about 2.4 CPU-seconds of fixed cost, so a quarter-core instance runs 6-10-s batches
 #: and the passes near an edge come out flagged. Half a core kept up with 4,096 records/s
 #: (6 levels): no load a power of 4 apart then needs two instances on two cores. 1-2
 #: instances, as UC2 and UC3, so that 120-s experiments fit 8 minutes. The
 #: generator starts 8 s after the SUT, not 30: bench's warm-up batches have run the plan
-#: and the experiment's query has started before the delay begins. On 2026-12-01 (commit
-#: 0326833) the same defaults printed 4: 1, 5: 1: one instance passed even 6 levels, and 7
+#: and the experiment's query has started before the delay begins. On a faster machine of
+#: the same kind the same defaults printed 4: 1, 5: 1: one instance passed even 6 levels, and 7
 #: levels failed on 1-4 instances as the 2-core machine saturated, so no pair of levels
-#: shows a curve there (README, "The other use cases' defaults").
+#: shows a curve there (docs/measurements-log.md, "The other use cases' defaults").
 CPU_PER_INSTANCE = 0.25
 #: The default execution judges the lag trend at 5 % of the generated records/s, not
 #: the benchmark's 1 %: the method asks that a micro-batch SUT's threshold respect its
@@ -32,7 +32,7 @@ CPU_PER_INSTANCE = 0.25
 #: thousands of records whose slope over 90 s is known to +-10-25 records/s, against
 #: 1 % thresholds of 2.56 and 10.24. Every pass of three default runs at 1 % was flagged
 #: unstable (95 % intervals up to 9.6 at 4 levels on one instance, 31.6 at 5 levels on
-#: two: 3.75 % and 3.1 % of their rates, docs/performance.md); at 5 % the passes of two
+#: two: 3.75 % and 3.1 % of their rates, docs/measurements-log.md); at 5 % the passes of two
 #: more runs were clear. `bench run` names the changed threshold under the table;
 #: `--threshold-rel-to-rate 0.01` restores the benchmark's.
 DEFAULT_THRESHOLD_REL_TO_RATE = 0.05

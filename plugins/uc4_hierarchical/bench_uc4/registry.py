@@ -88,7 +88,7 @@ def dumps(tree: Node) -> str:
 #: What one registry event may weigh on the wire: a Kafka broker takes record batches of
 #: up to ``message.max.bytes`` (1,048,588 by default), less room for the batch's header.
 #: 7 levels of 4 children are 1,058,994 bytes as JSON and were refused by the producer on
-#: every attempt (2026-12-01); gzip makes them 125,256.
+#: every attempt; gzip makes them 125,256.
 MAX_EVENT_BYTES = 1_000_000
 #: above this many raw bytes the event is sent gzip-compressed; below it as before
 COMPRESS_ABOVE = 512_000

@@ -102,7 +102,7 @@ def duplicate_to_parents(key: tuple[int], frames: Iterator[pd.DataFrame], state:
     The state is one JSON map per bucket (child -> [parents, reg_ts, reg_offset]), not
     one row per child: ``applyInPandasWithState`` costs several ms of Spark's own work
     per group and batch, which at 1,365 children (5 levels) took 15-20 s of a 25-s batch
-    on half a core (2026-11-29); a few buckets per task slot cost a few calls. The map is
+    on half a core; a few buckets per task slot cost a few calls. The map is
     written back only when a registry row changed it.
     """
     import pandas as pd

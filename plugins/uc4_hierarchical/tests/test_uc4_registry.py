@@ -97,7 +97,7 @@ def test_a_load_in_records_per_second_is_refused_not_expanded() -> None:
 
 def test_a_registry_larger_than_one_kafka_message_fits_compressed_or_is_refused() -> None:
     """7 levels of 4 are 1,058,994 bytes of JSON, above the 1 MB a broker takes by default:
-    the producer refused it on every attempt (2026-12-01). Sent gzip'd it is ~125 KB; 9
+    the producer refused it on every attempt. Sent gzip'd it is ~125 KB; 9
     levels stay too large even so and are refused with their size."""
     seven = registry.dumps(registry.build_tree(7, 4)).encode()
     assert len(seven) > registry.MAX_EVENT_BYTES
