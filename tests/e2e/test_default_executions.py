@@ -13,10 +13,10 @@ behind the highest default load (its lag's slope above 5 x the threshold), which
 the machines the defaults were chosen on. On a faster 2-core machine that day it failed
 for UC4 in one run and for UC1 and UC2 in the next (a 28-s probe sees only the first
 batches after the start, which the instance then outgrows), and every default table
-there was flat, measured by the default runs themselves (README, docs/performance.md,
+there was flat, measured by the default runs themselves (README, docs/measurements-log.md,
 "A faster machine of the same kind"): a quarter-core instance kept up with 40,000 UC1,
 20,000 UC2, 12,000 UC3 records/s and 4,096 UC4 records/s. A table is the answer for the
-machine it ran on; the default runs recorded in docs/performance.md say which.
+machine it ran on; the default runs recorded in docs/measurements-log.md say which.
 
 Use cases are measured one at a time: two SUTs beside each other on two cores take
 each other's CPU, and neither's figure is then its own.

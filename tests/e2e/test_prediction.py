@@ -83,7 +83,7 @@ def test_the_calibrated_probe_measures_its_capacity_and_predicts_the_exact_deman
 
 def test_a_spark_probe_reads_the_sut_s_own_batch_ends(kafka_bootstrap: str, tmp_path: Path) -> None:
     """One UC1 instance at its default quarter core keeps up with 1,000 records/s; its
-    micro-batches took 4-20 s on the machines of docs/performance.md, so the probe (40 s,
+    micro-batches took 4-20 s on the machines of docs/measurements-log.md, so the probe (40 s,
     going on up to the experiment's 60 s until it has seen two batch ends after the
     warm-up) reads its rate from them. It is not saturated: its figure is a lower bound
     near the input rate."""

@@ -110,7 +110,7 @@ def test_reproducibility_checks_the_differences_against_the_flags() -> None:
     unflagged = [*same[:2], repro.Run({1.0: 1.0, 2.0: 3.0}, set(), 1.0, "", "")]
     assert repro.agreement(unflagged)[:3] == (0.5, [2.0], False)
     assert repro.never_flagged([2.0], set()) == [2.0]
-    # UC1 at its defaults (docs/performance.md): 1.0 flagged but agreed, 2.0 differed and was flagged
+    # UC1 at its defaults (docs/measurements-log.md): 1.0 flagged but agreed, 2.0 differed and was flagged
     cautious = [*flagged[:2], repro.Run({1.0: 1.0, 2.0: 3.0}, {1.0, 2.0}, 1.0, "", "")]
     rate, differing, exact, flags = repro.agreement(cautious)
     assert (rate, differing, exact) == (0.5, [2.0], False) and repro.never_flagged(differing, flags) == []

@@ -244,7 +244,7 @@ def test_a_table_of_experiments_shorter_than_the_methods_says_so(monkeypatch: py
                                                                   duration: float, warmup: float,
                                                                   note: str | None) -> None:
     """UC1's 5,000 records/s needed 2 instances in 90-s experiments and 1 in 300-s ones
-    (docs/performance.md): the printed table says which experiments it is the verdict of."""
+    (docs/measurements-log.md): the printed table says which experiments it is the verdict of."""
     import bench.cli.launch
     from bench.results.outcome import RunOutcome
     from bench.results.store import ExperimentRecord

@@ -17,7 +17,7 @@ registry, so these tests follow whatever the defaults are. They check that
 
 Whether one instance of a Spark use case falls behind at its highest default load
 depends on the machine (on a fast 2-core machine on 2026-12-01 none did): the full
-default runs recorded in docs/performance.md say it per machine, and
+default runs recorded in docs/measurements-log.md say it per machine, and
 tests/e2e/test_default_executions.py checks on the real parts that the CPU limit holds
 the SUT there.
 """
