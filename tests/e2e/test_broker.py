@@ -88,7 +88,7 @@ async def test_every_call_the_runtime_makes(broker: BrokerHandle, method: str) -
         seen, assigned = await consume_all(bs, topic, f"compat-group-{method}", total)
         if seen == 0:
             # Once in several whole-suite runs a noida-db group consumer was assigned every
-            # partition and fetched nothing for 60 s (2026-11-29, in one and in two test
+            # partition and fetched nothing for 60 s (in one and in two test
             # processes; never alone: the module's noida cases passed 8 runs in a row, the whole
             # module 3). Cause unknown. A fresh consumer of the same group gets one more try,
             # and the test says it needed it; nothing read twice still fails.

@@ -8,9 +8,9 @@ registry, the experiment lifecycle of the engine's probe (``ExperimentRunner.pro
 the use case's own trigger and its ``loadGenerationDelay``.
 
 Whether the default tables show scaling is not asserted here any more: it depends on
-the machine. Until 2026-12-01 this module also asserted that one instance falls clearly
+the machine. This module once also asserted that one instance falls clearly
 behind the highest default load (its lag's slope above 5 x the threshold), which held on
-the machines the defaults were chosen on. On a faster 2-core machine that day it failed
+the machines the defaults were chosen on. On a faster 2-core machine it failed
 for UC4 in one run and for UC1 and UC2 in the next (a 28-s probe sees only the first
 batches after the start, which the instance then outgrows), and every default table
 there was flat, measured by the default runs themselves (README, docs/measurements-log.md,
@@ -195,7 +195,7 @@ PYTHON_WORKERS = ("uc1", "uc3", "uc4")
 @pytest.mark.parametrize("name", PYTHON_WORKERS)
 def test_the_cpu_limit_holds_the_python_workers_too(probed: Callable[[str], Probed], name: str) -> None:
     """UC1's store and UC3's and UC4's operators run in PySpark's Python workers, whose
-    daemon leaves the SUT's process group; until 2026-11-27 (commit 39e36f3) they ran
+    daemon leaves the SUT's process group; left there they ran
     outside the limit on free CPU. Saturated, the SUT with its workers (``sut-cpu``
     counts descendants) must stay at its quota."""
     result = probed(name)

@@ -166,7 +166,7 @@ def kill_in_turn(*needles: str) -> Callable[[Bench], None]:
 def test_killed_sut_generator_and_broker_are_each_retried(tmp_path: Path) -> None:
     """Three repetitions, one kill in each: the SUT process, the generator, the embedded
     broker (the retry measured, so it had a broker: the platform started a new one). One
-    run for the three faults (three runs until 2026-11-29: each paid its own CLI and
+    run for the three faults (three runs would each pay its own CLI and
     broker start and teardown, 31.5 s, 31.3 s and 43.5 s)."""
     bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT, "--repetitions", "3"])
     bench.start()
@@ -191,7 +191,7 @@ def test_stopped_generator_without_retries_is_an_error_and_the_run_goes_on(tmp_p
 
 
 def test_one_killed_node_of_three_is_a_fault_too(tmp_path: Path) -> None:
-    # A longer repetition than SHORT's: in two full-suite CI runs (2026-11-27) the run
+    # A longer repetition than SHORT's: in two full-suite CI runs the run
     # recorded no fault, and it passes alone; more time after the kill rules out the race.
     bench = Bench(tmp_path, ["--plugin", "calibrated", *SHORT, "--brokers", "3", "--duration", "30"])
     bench.start()

@@ -109,7 +109,7 @@ def test_a_latency_slo_demand_search_finds_the_known_demand(tmp_path: Path) -> N
 
     Both are plain 8 s into an experiment, so 20-s experiments decide them: one instance's
     p99 passed 1500 ms 4 s in and grew to 18 s, two instances' settled at 330-380 ms from
-    the second interval on (2026-11-28, 40-s experiments with a 20-s warm-up)."""
+    the second interval on (40-s experiments with a 20-s warm-up)."""
     bench = default_benchmark()
     bench["slos"] = [{"name": "latency", "sloType": "latency", "properties": {"percentile": 99, "threshold": 1500}}]
     bench_file = tmp_path / "benchmark.yaml"

@@ -52,7 +52,7 @@ def bench_cli() -> str:
     [
         ("calibrated", [BROKER, "calibrated_sut", "generator_main"], signal.SIGINT),
         ("uc1", [BROKER, "spark.driver", "java"], signal.SIGINT),
-        # kill, a CI job's time limit: the same ending as Ctrl-C, not a traceback (2026-12-01)
+        # kill, a CI job's time limit: the same ending as Ctrl-C, not a traceback
         ("calibrated", [BROKER, "calibrated_sut", "generator_main"], signal.SIGTERM),
     ],
     ids=["calibrated", "uc1", "calibrated-sigterm"],

@@ -19,7 +19,7 @@ EXAMPLE = ROOT / "examples" / "own_job.py"
 def test_example_job_gets_a_demand_table(tmp_path: Path) -> None:
     """A user's script gets no warm-up batch before the generators start, so its first
     micro-batches build their backlog inside the warm-up: 10 s of it left a rising lag
-    on a loaded CI machine once (2026-12-04), 20 s cover it."""
+    on a loaded CI machine once, 20 s cover it."""
     out = bench_run("--job", str(EXAMPLE), "--loads", "1000", "--resources", "1", "--duration", "50", "--warmup",
                     "20", "--results", str(tmp_path), "--conf", "spark.sql.shuffle.partitions=2", timeout=200)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -147,7 +147,7 @@ def verdicts(results: Path) -> str:
     """What decided each experiment, one line each, for the message of a failed assertion.
 
     Why not the result file itself: cut to fit a message, it showed the first
-    experiment only (a two-process suite run, 2026-11-29, failed on the second)."""
+    experiment only (a two-process suite run failed on the second)."""
     path = results / "exp0-result.json"
     if not path.exists():
         return "no result file"
@@ -177,7 +177,7 @@ def test_calibrated_demand_is_exact_on_a_kafka_cluster(kafka: KafkaCluster, tmp_
     A 6-s warm-up: the calibrated SUT needs no Spark, and three instances' lag had settled
     4 s after the generator's start; the slopes (+500 and about -20 records/s against a
     threshold of 25) are decided from the 20 s of samples that follow, as early stop ends
-    each experiment then (2026-11-28: 49 and 41 s per experiment with a 12-s warm-up)."""
+    each experiment then (49 and 41 s per experiment with a 12-s warm-up)."""
     out = external(kafka, tmp_path, "--plugin", "calibrated", "--set", "capacity=1000",
                    "--loads", "2500", "--resources", "2,3", "--duration", "30", "--warmup", "6")
     assert out.returncode == 0, out.stderr[-3000:]
@@ -202,16 +202,16 @@ class UseCaseRun:
 
 #: a windowed query's micro-batches took ~4 s each on the two one-core executors: its lag
 #: saw-tooth gave the slope over ~23 s a standard error of 90-190 records/s at 1,500
-#: records/s (2026-11-27, commit b1e1835, load average 1-13), far above the default
+#: records/s (at a load average of 1-13), far above the default
 #: threshold (1 % of the rate); 20 % still fails a SUT that falls far behind or stops.
 #: On a machine of the same kind with half the speed UC1's batches there took 9-10 s too
-#: (slope 164 +- 305 records/s against a threshold of 20 at 2,000 records/s; 2026-11-27,
-#: commit c93804b), so every use case gets it: the test asks whether the path runs to a
+#: (slope 164 +- 305 records/s against a threshold of 20 at 2,000 records/s),
+#: so every use case gets it: the test asks whether the path runs to a
 #: table, not where one instance's capacity lies.
 SHORT_RUN = ("--threshold-rel-to-rate", "0.2")
 
 USE_CASES = {
-    # a 25-s warm-up, as UC4's: in CI (2026-11-27, commit 89e0ed0, load average 11.3) UC1's
+    # a 25-s warm-up, as UC4's: in CI (at a load average of 11.3) UC1's
     # first batch with data had not ended 36 s in, the lag rose at the input rate through
     # the 12-s warm-up and the samples, and the rule decided "fail"; alone it passed (167 s)
     "uc1": UseCaseRun("NumSensors", "2000", (*SHORT_RUN, "--duration", "50", "--warmup", "25")),
@@ -226,8 +226,8 @@ def assert_kept_up_or_flagged(results: Path, load: str) -> None:
     """Two instances keep up with ``load``, or their failed verdict is one the verdict
     confidence marks unstable. On a loaded 2-core machine UC1's cluster batches took
     10-11 s; over a 35-s run its lag saw-tooth gave a slope of 490 +- 386 records/s against
-    a threshold of 400, a fail inside the noise, flagged as such (CI of 2026-11-27, commit
-    84b8eba, load average 9.5). A SUT that clearly falls behind or stops still fails here:
+    a threshold of 400, a fail inside the noise, flagged as such (in CI, at a load
+    average of 9.5). A SUT that clearly falls behind or stops still fails here:
     its lag rises at the input rate, far outside that noise."""
     rows = demand_rows(results)
     assert [row["load"] for row in rows] == [load], rows
@@ -255,8 +255,8 @@ def run_on_both_clusters(kafka: KafkaCluster, spark: SparkCluster, folder: Path,
     assert out.returncode == 0, out.stderr[-3000:]
     assert_kept_up_or_flagged(results, case.load)
     # bench reads back what it wrote: a UC3 run's informational files held "nan" for
-    # latency intervals without output, and bench analyze refused the whole run (until
-    # 2026-11-30)
+    # latency intervals without output, and bench analyze must not refuse the whole run
+    # for them
     analyzed = subprocess.run([sys.executable, "-m", "bench.cli.commands", "analyze", str(results), "-o",
                                str(folder / "analysis.csv")], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert analyzed.returncode == 0, analyzed.stdout[-2000:] + analyzed.stderr[-2000:]
@@ -298,7 +298,7 @@ def test_own_job_with_its_own_command_line_runs_on_both_clusters(
     rows = demand_rows(results)
     assert [r["load"] for r in rows] == ["1000"], verdicts(results)
     if rows[0]["resources"] != "2":
-        # The verdict is the machine's: in CI (2026-11-27, commit 732c883) the first batch
+        # The verdict is the machine's: in CI the first batch
         # with data took 42 s at a load average of 7 and the lag still rose after the
         # warm-up; alone, at a load average of 13.5 (cluster start included), 38-s batches.
         # The path must still have worked: a valid experiment in which the script read.

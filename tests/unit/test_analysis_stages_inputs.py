@@ -72,7 +72,7 @@ def test_bad_stored_series(run_dir: Path, tmp_path: Path, content: bytes, messag
 def test_an_informational_file_with_samples_without_a_value_is_read(run_dir: Path, tmp_path: Path,
                                                                      command: str) -> None:
     """bench wrote ``nan`` for a latency interval without output into its informational
-    files until 2026-11-30; those runs stay readable. Infinity there is still refused."""
+    files in earlier versions; those runs stay readable. Infinity there is still refused."""
     info = run_dir / "exp0_100_1_info_latency-max_0.csv"
     info.write_text("labels,timestamp,value\nx,1,nan\nx,2,8937.0\n")
     out = tmp_path / ("out.csv" if command == "analyze" else "r.html")

@@ -1,6 +1,6 @@
 """A start or stop wait cancelled by Ctrl-C leaves nothing for asyncio to log (bench.platforms.children).
 
-Until 2026-12-01 ``wait_for(gather(...))`` left the cancelled gather's CancelledError
+``wait_for(gather(...))`` left the cancelled gather's CancelledError
 unread, and asyncio printed "_GatheringFuture exception was never retrieved" with a
 traceback under bench's one-line "interrupted".
 """

@@ -5,7 +5,7 @@ A repetition decided early records one sample per ``sampleInterval``: UC3's, end
 decision (on denser samples, or over whole output periods) had not already said with
 confidence. A repetition run only for another SLO (dropped records, judged by the worst
 repetition) and ended by it holds a slope no rule judged. Both made a verdict settled by
-two confident repetitions "unstable" (UC3, 12,000 records/s on one instance, 2026-12-05).
+two confident repetitions "unstable" (UC3, 12,000 records/s on one instance).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ THRESHOLD = 120.0  # 1 % of 12,000 records/s
 
 
 def uc3_fits() -> list[RepetitionFit]:
-    """The recorded slopes of 2026-12-05's third UC3 round, 4 samples each after the warm-up."""
+    """The recorded slopes of a UC3 round flagged so, 4 samples each after the warm-up."""
     return [fit(-1231.0, 9000.0, 4), fit(-4552.0, 9000.0, 4), fit(1643.0, 9000.0, 4)]
 
 

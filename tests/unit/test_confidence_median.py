@@ -22,7 +22,7 @@ def fit(slope: float, half_width_at_95: float, samples: int) -> RepetitionFit:
 
 
 def test_two_sure_repetitions_fix_the_median_whatever_the_noisy_middle_one_says() -> None:
-    # UC3, 6,000 records/s on one instance, 2026-11-30 (commit 43c7424)
+    # UC3, 6,000 records/s on one instance: the recorded fits of one run
     fits = [fit(-1616.6, 1109.0, 16), fit(-2250.8, 1546.0, 13), fit(-2204.8, 2657.0, 10)]
     c = judge(fits, THRESHOLD)
     assert c.median == -2204.8

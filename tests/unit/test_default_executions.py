@@ -16,7 +16,7 @@ registry, so these tests follow whatever the defaults are. They check that
   it one instance uses every core and no load needs a second one on one machine.
 
 Whether one instance of a Spark use case falls behind at its highest default load
-depends on the machine (on a fast 2-core machine on 2026-12-01 none did): the full
+depends on the machine (on a fast 2-core machine none did): the full
 default runs recorded in docs/measurements-log.md say it per machine, and
 tests/e2e/test_default_executions.py checks on the real parts that the CPU limit holds
 the SUT there.

@@ -133,7 +133,7 @@ def test_a_dense_decision_stands_only_where_the_reported_interval_agrees() -> No
     """Dense samples sure of a "fail", the recorded ones agreeing on the slope's side but
     with an interval that holds the threshold: ended there, the repetition would be
     reported "fail" and flagged unstable in the same breath (UC4 at 1,024 records/s on
-    one instance, 2026-11-29), so the dense decision must wait."""
+    one instance), so the dense decision must wait."""
     from bench.analysis.confidence import fit_repetition, judge
 
     threshold = 0.01 * 1000.0

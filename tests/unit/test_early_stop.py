@@ -117,7 +117,7 @@ def test_alternating_residuals_shrink_the_error_down_to_the_floor() -> None:
 
 
 def test_alternating_recorded_samples_agree_with_a_dense_pass_sooner(monkeypatch: pytest.MonkeyPatch) -> None:
-    # UC1's recorded lag on 2 instances (2026-12-02): 12.5k, 7.5k, ... every 5 s, flat.
+    # UC1's recorded lag on 2 instances: 12.5k, 7.5k, ... every 5 s, flat.
     # 15 samples after the warm-up: its 95 % interval lies below 50 only with the floor.
     recorded = alternating(5000.0, 5.0, slope=0.0, seconds=75, noise=20.0)
 

@@ -193,7 +193,7 @@ def test_a_script_that_raises_while_its_queries_are_listed_is_reported_as_failed
 ) -> None:
     """The script raises after the loop last asked for its error and before it sees the
     thread ended: its error, not "ended without starting a streaming query", is the
-    answer (the order CI's own-job test once met, 2026-12-01)."""
+    answer (the order CI's own-job test once met)."""
     monkeypatch.setattr(job_runner, "POLL_S", 0.01)
     supervisor, _ = _supervise(fake_spark, tmp_path, "import time\ntime.sleep(0.2)\nraise RuntimeError('late')\n")
 

@@ -1,7 +1,7 @@
 """The lag-trend SLO decides "fail" early only on growth already seen, not on growth to come.
 
 A lag that rises for a while and falls back (UC4 at 256 records/s on one quarter-core
-instance, every repetition 90-160 s in, 2026-12-01) gives its first minute a slope the
+instance, every repetition 90-160 s in) gives its first minute a slope the
 trend rule is sure of; held at the level it reached, that rise does not fail the whole
 repetition's fit, so it must not fail the repetition early either.
 """

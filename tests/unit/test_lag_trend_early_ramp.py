@@ -97,7 +97,7 @@ def test_a_generic_trend_slo_on_the_lag_holds_back_the_same_fail() -> None:
 
 
 def test_a_ramp_after_one_drain_at_the_warm_up_is_not_decided_early() -> None:
-    """UC1 at 5,000 records/s on one quarter-core instance (2026-11-30, 300-s
+    """UC1 at 5,000 records/s on one quarter-core instance (300-s
     repetitions, 60-s warm-up): a batch committed just after the warm-up, then the lag
     rose at the whole input rate, and the 1-s samples decided "fail" at 83 s at a slope
     of 4,999; the other two repetitions passed (-4,982 and -2,748)."""

@@ -128,7 +128,7 @@ async def test_the_printed_table_shows_the_prediction_and_the_cli_takes_the_flag
 
 
 def test_a_load_at_a_whole_number_of_instances_is_predicted_there() -> None:
-    """The calibrated SUT's 1,000 records/s per instance measured as 997 (2026-12-01):
+    """The calibrated SUT's 1,000 records/s per instance measured as 997:
     2,000 records/s is two instances' worth, not three."""
     rates = {1000.0: 1000.0, 2000.0: 2000.0, 2100.0: 2100.0}
     assert prediction.predict_demand(rates, [1.0, 2.0, 3.0, 4.0], 997.0) == {1000.0: 1.0, 2000.0: 2.0, 2100.0: 3.0}

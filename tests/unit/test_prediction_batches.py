@@ -2,7 +2,7 @@
 
 UC2 at 100,000 records/s on one quarter-core instance fell behind (lag trends of 25,390
 and 54,389 records/s), yet its 30 s of probe after the warm-up held a commit and read as "not
-saturated, 100,246 records/s per instance" (2026-12-01). The probe must see whole
+saturated, 100,246 records/s per instance". The probe must see whole
 batches, or say it cannot."""
 
 from __future__ import annotations

@@ -199,7 +199,8 @@ def _median_of_bounds(fits: Sequence[RepetitionFit], confidence: float) -> tuple
     middle one is short and noisy: the third repetition of a UC3 experiment, ended by its
     dropped records alone after 10 samples, made 6,000 records/s on one instance "inside
     the noise" (slopes -1,617, -2,251 and -2,205 against 60; the middle one's interval
-    [-4,862, 452]) although the other two lay wholly below the threshold. The middle repetition's interval stays the one reported unless
+    [-4,862, 452]) although the other two lay wholly below the threshold. The middle
+    repetition's interval stays the one reported unless
     this one decides.
 
     A repetition decided early is bounded by its decision; one without an error of its

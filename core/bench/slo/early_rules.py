@@ -69,7 +69,8 @@ MAX_AUTOCORRELATION = 0.9
 #: thrown away: the recorded samples' interval, which a dense-sample decision waits
 #: for (``bench.slo.early_stop._dense_decision``) and the report flags by, held UC1's
 #: 5,000 records/s on 2 instances until 125 s where the dense samples had decided at
-#: 83 s; at this floor 95 s (the samples of one ``--sample-interval 1`` run). The floor keeps the shrinking at most sqrt(3), and the
+#: 83 s; at this floor 95 s (the samples of one ``--sample-interval 1`` run). The floor
+#: keeps the shrinking at most sqrt(3), and the
 #: degrees of freedom never exceed the samples taken.
 MIN_AUTOCORRELATION = -0.5
 

@@ -208,7 +208,8 @@ def _dense_decision(slo_type: Any, recorded: Series, fine: Series, ctx: SloConte
     And only where the recorded samples' interval at the confidence the verdict is
     reported with lies on the same side of the threshold. Dense samples can be far
     surer than the recorded ones (more of them, residuals correlated differently): UC4
-    at 1,024 records/s on one instance was decided "fail" at 67 s on them, and the same repetition's verdict was then flagged unstable, its
+    at 1,024 records/s on one instance was decided "fail" at 67 s on them, and the same
+    repetition's verdict was then flagged unstable, its
     recorded samples' interval [39.6, 984] reaching below the threshold of 51.2 (the
     recorded samples alone were undecided: [-338, 1361] at 0.99). A repetition ended
     early must not be reported as undecided in the same breath. Not for a use case with
