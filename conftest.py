@@ -13,6 +13,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# The fuzz and property tests draw the same examples on every run by default, so that CI
+# (one run decides whether a change lands) fails only for a change, never for a draw;
+# HYPOTHESIS_PROFILE=explore draws new examples each run, for looking for bugs.
+hypothesis_settings.register_profile("repeatable", derandomize=True, deadline=None)
+hypothesis_settings.register_profile("explore", deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(scope="session")
