@@ -55,8 +55,9 @@ def dated_remarks(source: str) -> list[tuple[int, str]]:
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 text = body[0].value.value
-                if isinstance(text, str) and DATE.search(text):
-                    found.append((body[0].lineno, DATE.search(text).group(0)))  # type: ignore[union-attr]
+                date = DATE.search(text) if isinstance(text, str) else None
+                if date:
+                    found.append((body[0].lineno, date.group(0)))
     return sorted(found)
 
 
