@@ -139,7 +139,7 @@ def assert_retried_to_a_verdict(bench: Bench, *causes: str) -> dict[str, Any]:
     assert [(f["repetition"], f["attempt"]) for f in experiment["faults"]] == [(i, 1) for i in range(len(causes))], seen
     for fault, cause in zip(experiment["faults"], causes, strict=True):
         assert cause in fault["cause"], experiment["faults"]
-    names = set(bench.config.files())
+    names = set(bench.files())
     reps = range(len(causes))
     assert {"exp0_demand.csv", *(f"exp0_500_1_sli_lag-trend_{i}.csv" for i in reps),
             *(f"exp0_500_1_generator_{i}.json" for i in reps)} <= names, names
@@ -153,7 +153,7 @@ def kill_in_turn(*needles: str) -> Callable[[Bench], None]:
     def fault(bench: Bench) -> None:
         for rep, needle in enumerate(needles):
             if rep:
-                done = bench.results.store / f"exp0_500_1_generator_{rep - 1}.json"  # the previous one retried
+                done = bench.results / f"exp0_500_1_generator_{rep - 1}.json"  # the previous one retried
                 deadline = time.monotonic() + 120
                 while not done.exists() and time.monotonic() < deadline:
                     time.sleep(0.2)
@@ -187,7 +187,7 @@ def test_stopped_generator_without_retries_is_an_error_and_the_run_goes_on(tmp_p
     assert experiment["outcome"] == "error" and experiment["passed"] is False
     assert "generator generator-0 stalled" in experiment["cause"], experiment
     # no verdict: undecided, not "none passed"
-    assert (bench.results.store / "exp0_demand.csv").read_text() == "load,resources,note\n500,null,undecided\n"
+    assert (bench.results / "exp0_demand.csv").read_text() == "load,resources,note\n500,null,undecided\n"
 
 
 def test_one_killed_node_of_three_is_a_fault_too(tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ def test_kill_9_of_the_cli_leaves_nothing_and_resume_finishes_the_run(tmp_path: 
     args = ["--plugin", "calibrated", *SHORT, "--repetitions", "2"]
     bench = Bench(tmp_path, args)
     proc = bench.start()
-    rep0 = bench.results.store / "exp0_500_1_generator_0.json"
+    rep0 = bench.results / "exp0_500_1_generator_0.json"
     first_generator = find(bench.token, "generator_main", 240)
     deadline = time.monotonic() + 120
     while not rep0.exists() and time.monotonic() < deadline:
@@ -216,7 +216,7 @@ def test_kill_9_of_the_cli_leaves_nothing_and_resume_finishes_the_run(tmp_path: 
     proc.wait()
     bench.assert_nothing_left()
     assert owned and all(p.exists() for p in owned)  # only PR_SET_PDEATHSIG ran: the temp folder stayed
-    finished = bench.config.files()
+    finished = bench.files()
     assert "exp0_500_1_sli_lag-trend_0.csv" in finished and "exp0_500_1_sli_lag-trend_1.csv" not in finished
     assert "exp0_demand.csv" not in finished
 
@@ -225,7 +225,7 @@ def test_kill_9_of_the_cli_leaves_nothing_and_resume_finishes_the_run(tmp_path: 
     assert code == 0, out[-3000:]
     assert "resuming exp0" in out and "rep 1/2: measured before, read back" in out
     assert not any(p.exists() for p in owned)  # the next start removed what the killed run left
-    after = bench.config.files()
+    after = bench.files()
     assert {n: after[n] for n in finished if n != "exp0-result.json" and "environment" not in n} == {
         n: b for n, b in finished.items() if n != "exp0-result.json" and "environment" not in n
     }
@@ -254,7 +254,7 @@ def test_killed_spark_driver_of_uc1_is_retried_to_the_final_table(tmp_path: Path
     (experiment,) = bench.result()["experiments"]
     assert experiment["outcome"] in ("passed", "failed"), experiment
     assert "SUT spark-driver exited during the experiment" in experiment["faults"][0]["cause"], experiment
-    rows = (bench.results.store / "exp0_demand.csv").read_text().splitlines()
+    rows = (bench.results / "exp0_demand.csv").read_text().splitlines()
     assert rows[0] == "load,resources" and rows[1].startswith("500,")
     assert bench.result()["complete"] is True
-    assert json.loads((bench.results.store / "exp0-environment.json").read_text())["spark"]["warmup"] is False
+    assert json.loads((bench.results / "exp0-environment.json").read_text())["spark"]["warmup"] is False
