@@ -40,7 +40,7 @@ Why: pairs of like SUTs spread by ±3 % and more, so a 2 % effect on throughput 
 resolved by pairs, while what the instrumentation spends inside a SUT's quota is read
 directly (docs/performance.md, "By accounting").
 
-The last lines are a Markdown table to paste into docs/performance.md, with the date,
+The last lines are a Markdown table to record in docs/measurements-log.md, with the date,
 commit and the load average before and after each run.
 
 With ``--off none`` both sides are instrumented (an A/A run): its ratio is what the

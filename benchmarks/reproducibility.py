@@ -15,7 +15,7 @@ interleaved. Printed per use case:
   that agreed anyway makes "differing = flagged" say "no: flagged, agreed": only
   caution; "NO" is kept for a difference no run flagged).
 
-The last lines are a Markdown table to paste into docs/performance.md, with the date,
+The last lines are a Markdown table to record in docs/measurements-log.md, with the date,
 commit and the load average before and after each run.
 
     .venv/bin/python benchmarks/reproducibility.py --quick           # UC1, UC2: 2 runs of 1 experiment pair

@@ -19,7 +19,7 @@ one that differs is printed with both sides' SLO figures (the reason). ``--predi
 adds a third procedure, bench's default with ``--predict``, and reports the time the
 prediction saved against bench's default and how often it was right.
 
-The last lines are Markdown tables to paste into docs/performance.md, with the date,
+The last lines are Markdown tables to record in docs/measurements-log.md, with the date,
 commit and the load average before and after each run.
 
     .venv/bin/python benchmarks/time_to_verdict.py --quick                    # calibrated, ~10 min
