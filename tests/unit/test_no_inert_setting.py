@@ -24,6 +24,30 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "env:BENCH_K8S_SUT_MODE":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_GENERATOR_METRICS_PORT":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_SUT_METRICS_PORT":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_KAFKA_BOOTSTRAP":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_RUN_AS_USER":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_DRIVER_MEMORY":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_EXECUTOR_MEMORY":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_SPARK_VERSION":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_SPARK_SERVICE_ACCOUNT":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_NAMESPACE":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_IMAGE_PULL_POLICY":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
+    "env:BENCH_K8S_IMAGE":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
     "config:Execution.execution":
         "tests/unit/test_settings_run_options.py::test_an_execution_file_key_reaches_the_run",
     "config:Execution.load2":
@@ -320,24 +344,12 @@ UNPROVEN = frozenset({
     "env:BENCH_K8S_API_URL",
     "env:BENCH_K8S_CONNECTOR",
     "env:BENCH_K8S_CONTEXT",
-    "env:BENCH_K8S_DRIVER_MEMORY",
     "env:BENCH_K8S_EXECUTOR_CORES",
-    "env:BENCH_K8S_EXECUTOR_MEMORY",
-    "env:BENCH_K8S_GENERATOR_METRICS_PORT",
-    "env:BENCH_K8S_IMAGE",
-    "env:BENCH_K8S_IMAGE_PULL_POLICY",
     "env:BENCH_K8S_IN_CLUSTER",
-    "env:BENCH_K8S_KAFKA_BOOTSTRAP",
     "env:BENCH_K8S_KAFKA_CLUSTER",
     "env:BENCH_K8S_KAFKA_SECRET",
     "env:BENCH_K8S_KUBECONFIG",
     "env:BENCH_K8S_LAG_QUERY",
-    "env:BENCH_K8S_NAMESPACE",
-    "env:BENCH_K8S_RUN_AS_USER",
-    "env:BENCH_K8S_SPARK_SERVICE_ACCOUNT",
-    "env:BENCH_K8S_SPARK_VERSION",
-    "env:BENCH_K8S_SUT_METRICS_PORT",
-    "env:BENCH_K8S_SUT_MODE",
     "env:BENCH_K8S_SUT_QUERY",
     "env:BENCH_K8S_TOPICS",
     "env:BENCH_K8S_TOPIC_REPLICAS",
