@@ -24,6 +24,44 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "patcher:executor:container":
+        "tests/unit/test_settings_patchers.py::test_executor_container_names_the_container_the_cores_go_to",
+    "patcher:executor:factor":
+        "tests/unit/test_resource_types.py::test_memory_patcher_per_kind_in_mib_with_factor",
+    "patcher:replicas:maxPerInstance":
+        "tests/unit/test_patchers.py::test_generator_load_patcher",
+    "patcher:replicas:numSensors":
+        "tests/unit/test_reference_patchers.py::test_the_reference_sensor_patchers_change_bench_generator",
+    "patcher:replicas:loadGenMaxRecords":
+        "tests/unit/test_patchers.py::test_num_sensors_patcher",
+    "patcher:resources:format":
+        "tests/unit/test_patchers.py::test_resource_patchers",
+    "patcher:resources:factor":
+        "tests/unit/test_patchers.py::test_resource_patchers",
+    "patcher:resources:container":
+        "tests/unit/test_patchers.py::test_resource_patchers",
+    "patcher:meta:pullPolicy":
+        "tests/unit/test_reference_patchers.py::test_image_patcher_sets_the_pull_policy_of_the_named_container",
+    "patcher:meta:container":
+        "tests/unit/test_reference_patchers.py::test_image_patcher_sets_the_pull_policy_of_the_named_container",
+    "patcher:env:isInitContainer":
+        "tests/unit/test_reference_patchers.py::test_env_var_patcher_init_containers",
+    "patcher:env:container":
+        "tests/unit/test_reference_patchers.py::test_env_var_patcher_init_containers",
+    "patcher:env:suffix":
+        "tests/unit/test_patchers.py::test_env_var_patcher_prefix_suffix_factor",
+    "patcher:env:prefix":
+        "tests/unit/test_patchers.py::test_env_var_patcher_prefix_suffix_factor",
+    "patcher:env:factor":
+        "tests/unit/test_patchers.py::test_env_var_patcher_prefix_suffix_factor",
+    "patcher:generic:type":
+        "tests/unit/test_reference_patchers.py::test_generic_resource_patcher_decorates_then_converts",
+    "patcher:common:suffix":
+        "tests/unit/test_reference_patchers.py::test_generic_resource_patcher_decorates_then_converts",
+    "patcher:common:prefix":
+        "tests/unit/test_reference_patchers.py::test_generic_resource_patcher_decorates_then_converts",
+    "patcher:common:factor":
+        "tests/unit/test_reference_patchers.py::test_generic_resource_patcher_decorates_then_converts",
     "env:BENCH_K8S_SUT_MODE":
         "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_rendered_deployment",
     "env:BENCH_K8S_GENERATOR_METRICS_PORT":
@@ -367,25 +405,6 @@ UNPROVEN = frozenset({
     "env:BENCH_SENSORS",
     "env:BENCH_TOPIC",
     "env:BENCH_TOPICS",
-    "patcher:common:factor",
-    "patcher:common:prefix",
-    "patcher:common:suffix",
-    "patcher:env:container",
-    "patcher:env:factor",
-    "patcher:env:isInitContainer",
-    "patcher:env:prefix",
-    "patcher:env:suffix",
-    "patcher:executor:container",
-    "patcher:executor:factor",
-    "patcher:generic:type",
-    "patcher:meta:container",
-    "patcher:meta:pullPolicy",
-    "patcher:replicas:loadGenMaxRecords",
-    "patcher:replicas:maxPerInstance",
-    "patcher:replicas:numSensors",
-    "patcher:resources:container",
-    "patcher:resources:factor",
-    "patcher:resources:format",
     "set:BenchGenerator.periodMs",
     "set:BenchGenerator.sensors",
     "set:calibrated:capacity",
