@@ -24,6 +24,46 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "set:job:job":
+        "tests/unit/test_job_cli.py::test_job_runs_the_job_use_case_with_the_script_and_template",
+    "set:job:jobArgs":
+        "tests/unit/test_job_args.py::test_arguments_after_the_double_dash_reach_the_run",
+    "set:BenchGenerator.sensors":
+        "tests/unit/test_settings_use_case_params.py::test_set_generator_sensors_is_refused_as_the_load_patcher_sets_it",
+    "set:generator uc4-registry:keyOffset":
+        "tests/unit/test_settings_use_case_params.py::test_set_key_offset_is_refused_as_bench_sets_it",
+    "set:generator active-power:keyOffset":
+        "tests/unit/test_settings_use_case_params.py::test_set_key_offset_is_refused_as_bench_sets_it",
+    "set:generator uc4-registry:partitioner":
+        "tests/unit/test_generator.py::test_round_robin_partitioning_is_balanced_across_instances",
+    "set:generator active-power:partitioner":
+        "tests/unit/test_generator.py::test_round_robin_partitioning_is_balanced_across_instances",
+    "set:BenchGenerator.periodMs":
+        "tests/unit/test_default_executions.py::test_uc4_load_is_a_nesting_level",
+    "set:uc3:timeZone":
+        "tests/unit/test_uc23_spark.py::test_uc3_sliding_statistics_per_sensor_attribute_and_hopping_window",
+    "set:uc3:timeAttribute":
+        "tests/unit/test_uc23_spark.py::test_uc3_sliding_statistics_per_sensor_attribute_and_hopping_window",
+    "set:uc3:advanceMs":
+        "tests/unit/test_uc23_spark.py::test_uc3_sliding_statistics_per_sensor_attribute_and_hopping_window",
+    "set:uc3:windowSizeMs":
+        "tests/unit/test_uc23_spark.py::test_uc3_sliding_statistics_per_sensor_attribute_and_hopping_window",
+    "set:uc3:numOverlappingWindows":
+        "plugins/uc3_time_attr/tests/test_uc3_params.py::test_uc3_overlapping_windows_derive_the_advance",
+    "set:generator uc4-registry:registryChangeSeed":
+        "plugins/uc4_hierarchical/tests/test_uc4_changes.py::test_the_generator_publishes_the_change_sequence",
+    "set:generator uc4-registry:registryChangeIntervalMs":
+        "plugins/uc4_hierarchical/tests/test_uc4_registry_changes.py::test_only_the_first_instance_changes_the_registry_and_only_when_asked",
+    "set:generator uc4-registry:registry":
+        "plugins/uc4_hierarchical/tests/test_uc4_plugin.py::test_registry_document_is_a_full_tree_unless_one_is_given",
+    "set:generator uc4-registry:childrenPerGroup":
+        "plugins/uc4_hierarchical/tests/test_uc4_plugin.py::test_keys_prefer_the_nested_groups_param_over_the_load",
+    "set:generator uc4-registry:nestedGroups":
+        "plugins/uc4_hierarchical/tests/test_uc4_plugin.py::test_keys_prefer_the_nested_groups_param_over_the_load",
+    "set:uc1:path":
+        "plugins/uc1_storage/tests/test_uc1.py::test_uc1_logs_one_json_document_per_record",
+    "set:uc1:sink":
+        "plugins/uc1_storage/tests/test_uc1.py::test_uc1_logs_one_json_document_per_record",
     "patcher:executor:container":
         "tests/unit/test_settings_patchers.py::test_executor_container_names_the_container_the_cores_go_to",
     "patcher:executor:factor":
@@ -405,8 +445,6 @@ UNPROVEN = frozenset({
     "env:BENCH_SENSORS",
     "env:BENCH_TOPIC",
     "env:BENCH_TOPICS",
-    "set:BenchGenerator.periodMs",
-    "set:BenchGenerator.sensors",
     "set:calibrated:capacity",
     "set:calibrated:capacityMode",
     "set:calibrated:delayMs",
@@ -414,44 +452,26 @@ UNPROVEN = frozenset({
     "set:generator active-power:acks",
     "set:generator active-power:batchSize",
     "set:generator active-power:compression",
-    "set:generator active-power:keyOffset",
     "set:generator active-power:lingerMs",
-    "set:generator active-power:partitioner",
     "set:generator active-power:recordTemplate",
     "set:generator active-power:seed",
     "set:generator active-power:valueInW",
     "set:generator uc4-registry:acks",
     "set:generator uc4-registry:batchSize",
-    "set:generator uc4-registry:childrenPerGroup",
     "set:generator uc4-registry:compression",
-    "set:generator uc4-registry:keyOffset",
     "set:generator uc4-registry:lingerMs",
-    "set:generator uc4-registry:nestedGroups",
-    "set:generator uc4-registry:partitioner",
     "set:generator uc4-registry:recordTemplate",
-    "set:generator uc4-registry:registry",
-    "set:generator uc4-registry:registryChangeIntervalMs",
-    "set:generator uc4-registry:registryChangeSeed",
     "set:generator uc4-registry:seed",
     "set:generator uc4-registry:valueInW",
-    "set:job:job",
-    "set:job:jobArgs",
     "set:job:readTimeoutS",
     "set:job:startTimeoutS",
     "set:uc1:log_max_mb",
-    "set:uc1:path",
-    "set:uc1:sink",
     "set:uc2:allowedLatenessMs",
     "set:uc2:emitPeriodMs",
     "set:uc2:windowSizeMs",
-    "set:uc3:advanceMs",
     "set:uc3:allowedLatenessMs",
     "set:uc3:emitPeriodMs",
-    "set:uc3:numOverlappingWindows",
-    "set:uc3:timeAttribute",
-    "set:uc3:timeZone",
     "set:uc3:windowMethod",
-    "set:uc3:windowSizeMs",
     "set:uc4:feedback",
     "set:uc4:gracePeriodMs",
     "set:uc4:triggerSeconds",
