@@ -24,6 +24,12 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "env:BENCH_K8S_TRIGGER_SECONDS":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_drivers_spec",
+    "env:BENCH_K8S_EXECUTOR_CORES":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_drivers_spec",
+    "env:BENCH_K8S_CONNECTOR":
+        "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_drivers_spec",
     "set:job:job":
         "tests/unit/test_job_cli.py::test_job_runs_the_job_use_case_with_the_script_and_template",
     "set:job:jobArgs":
@@ -420,9 +426,7 @@ UNPROVEN = frozenset({
     "env:BENCH_INSTANCE_INDEX",
     "env:BENCH_JARS_DIR",
     "env:BENCH_K8S_API_URL",
-    "env:BENCH_K8S_CONNECTOR",
     "env:BENCH_K8S_CONTEXT",
-    "env:BENCH_K8S_EXECUTOR_CORES",
     "env:BENCH_K8S_IN_CLUSTER",
     "env:BENCH_K8S_KAFKA_CLUSTER",
     "env:BENCH_K8S_KAFKA_SECRET",
@@ -431,7 +435,6 @@ UNPROVEN = frozenset({
     "env:BENCH_K8S_SUT_QUERY",
     "env:BENCH_K8S_TOPICS",
     "env:BENCH_K8S_TOPIC_REPLICAS",
-    "env:BENCH_K8S_TRIGGER_SECONDS",
     "env:BENCH_KAFKA_CONFIG",
     "env:BENCH_KAFKA_HEAP",
     "env:BENCH_KAFKA_OPTIONS",

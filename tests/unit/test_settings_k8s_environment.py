@@ -39,3 +39,17 @@ def test_a_kubernetes_variable_changes_the_rendered_deployment(monkeypatch: pyte
                                                                value: str, shown: str) -> None:
     assert shown not in _rendered(monkeypatch, {})
     assert shown in _rendered(monkeypatch, {name: value})
+
+
+@pytest.mark.parametrize(("name", "value", "shown"), [
+    ("BENCH_K8S_CONNECTOR", "native", '"connector": "native"'),
+    ("BENCH_K8S_EXECUTOR_CORES", "3", '"cores_per_instance": 3'),
+    ("BENCH_K8S_TRIGGER_SECONDS", "7", '"trigger_seconds": 7.0'),  # a number, as the driver's trigger takes it
+])
+def test_a_kubernetes_variable_changes_the_drivers_spec(monkeypatch: pytest.MonkeyPatch, name: str, value: str,
+                                                        shown: str) -> None:
+    def flat(text: str) -> str:  # the spec is JSON folded over several YAML lines
+        return " ".join(text.split())
+
+    assert shown not in flat(_rendered(monkeypatch, {}))
+    assert shown in flat(_rendered(monkeypatch, {name: value}))
