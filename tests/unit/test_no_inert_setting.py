@@ -24,6 +24,68 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "config:Benchmark.sut":
+        "tests/unit/test_k8s_config_maps.py::test_kubernetes_reads_the_set_and_patchers_apply_to_its_manifests",
+    "config:ResourceSet.resources":
+        "tests/unit/test_k8s_config_maps.py::test_kubernetes_reads_the_set_and_patchers_apply_to_its_manifests",
+    "config:ResourceSet.configMaps":
+        "tests/unit/test_k8s_config_maps.py::test_kubernetes_reads_the_set_and_patchers_apply_to_its_manifests",
+    "config:Execution.benchmark":
+        "tests/unit/test_execution_names_use_case.py::test_run_takes_the_use_case_from_the_execution_file",
+    "config:SloOverride.properties":
+        "tests/unit/test_settings_honoured.py::test_an_execution_naming_one_slo_keeps_the_others",
+    "config:SloOverride.name":
+        "tests/unit/test_settings_honoured.py::test_an_execution_naming_one_slo_keeps_the_others",
+    "config:Execution.slos":
+        "tests/unit/test_settings_honoured.py::test_an_execution_naming_one_slo_keeps_the_others",
+    "config:TypeDef.direction":
+        "tests/unit/test_settings_documents.py::test_benchmark_load_types_and_their_patchers_are_what_a_load_changes",
+    "config:TypeDef.patchers":
+        "tests/unit/test_settings_documents.py::test_benchmark_load_types_and_their_patchers_are_what_a_load_changes",
+    "config:TypeDef.typeName":
+        "tests/unit/test_settings_documents.py::test_benchmark_load_types_and_their_patchers_are_what_a_load_changes",
+    "config:Benchmark.loadTypes":
+        "tests/unit/test_settings_documents.py::test_benchmark_load_types_and_their_patchers_are_what_a_load_changes",
+    "config:SloDef.properties":
+        "tests/unit/test_settings_documents.py::test_benchmark_default_execution_and_slos_are_the_runs",
+    "config:SloDef.sloType":
+        "tests/unit/test_settings_documents.py::test_benchmark_default_execution_and_slos_are_the_runs",
+    "config:SloDef.name":
+        "tests/unit/test_settings_documents.py::test_benchmark_default_execution_and_slos_are_the_runs",
+    "config:Benchmark.slos":
+        "tests/unit/test_settings_documents.py::test_benchmark_default_execution_and_slos_are_the_runs",
+    "config:Benchmark.defaultExecution":
+        "tests/unit/test_settings_documents.py::test_benchmark_default_execution_and_slos_are_the_runs",
+    "config:Benchmark.name":
+        "tests/unit/test_settings_documents.py::test_benchmark_default_execution_and_slos_are_the_runs",
+    "config:Execution.params":
+        "tests/unit/test_settings_documents.py::test_benchmark_and_execution_params_reach_the_use_case",
+    "config:Benchmark.params":
+        "tests/unit/test_settings_documents.py::test_benchmark_and_execution_params_reach_the_use_case",
+    "config:PatcherRef.properties":
+        "tests/unit/test_settings_documents.py::test_config_overrides_patch_the_named_resource",
+    "config:PatcherRef.resource":
+        "tests/unit/test_settings_documents.py::test_config_overrides_patch_the_named_resource",
+    "config:PatcherRef.type":
+        "tests/unit/test_settings_documents.py::test_config_overrides_patch_the_named_resource",
+    "config:ConfigOverride.value":
+        "tests/unit/test_settings_documents.py::test_config_overrides_patch_the_named_resource",
+    "config:ConfigOverride.patcher":
+        "tests/unit/test_settings_documents.py::test_config_overrides_patch_the_named_resource",
+    "config:Execution.configOverrides":
+        "tests/unit/test_settings_documents.py::test_config_overrides_patch_the_named_resource",
+    "config:ResourceDef.resourceValues":
+        "tests/unit/test_settings_documents.py::test_execution_load_and_resources_are_what_is_measured",
+    "config:ResourceDef.resourceType":
+        "tests/unit/test_settings_documents.py::test_execution_load_and_resources_are_what_is_measured",
+    "config:Execution.resources":
+        "tests/unit/test_settings_documents.py::test_execution_load_and_resources_are_what_is_measured",
+    "config:LoadDef.loadValues":
+        "tests/unit/test_settings_documents.py::test_execution_load_and_resources_are_what_is_measured",
+    "config:LoadDef.loadType":
+        "tests/unit/test_settings_documents.py::test_execution_load_and_resources_are_what_is_measured",
+    "config:Execution.load":
+        "tests/unit/test_settings_documents.py::test_execution_load_and_resources_are_what_is_measured",
     "env:BENCH_K8S_TRIGGER_SECONDS":
         "tests/unit/test_settings_k8s_environment.py::test_a_kubernetes_variable_changes_the_drivers_spec",
     "env:BENCH_K8S_EXECUTOR_CORES":
@@ -361,61 +423,30 @@ UNPROVEN = frozenset({
     "cli:bench stages --set",
     "cli:bench stages --warmup",
     "cli:bench validate --benchmark",
-    "config:Benchmark.defaultExecution",
     "config:Benchmark.infrastructure",
     "config:Benchmark.kafkaConfig",
     "config:Benchmark.loadGenerator",
-    "config:Benchmark.loadTypes",
-    "config:Benchmark.name",
-    "config:Benchmark.params",
     "config:Benchmark.resourceTypes",
     "config:Benchmark.slis",
-    "config:Benchmark.slos",
-    "config:Benchmark.sut",
     "config:Benchmark.useCase",
     "config:Benchmark.waitForResourcesEnabled",
-    "config:ConfigOverride.patcher",
-    "config:ConfigOverride.value",
-    "config:Execution.benchmark",
-    "config:Execution.configOverrides",
-    "config:Execution.load",
     "config:Execution.name",
-    "config:Execution.params",
-    "config:Execution.resources",
-    "config:Execution.slos",
     "config:KafkaConfig.bootstrapServer",
     "config:KafkaConfig.removeOnly",
     "config:KafkaConfig.topics",
-    "config:LoadDef.loadType",
-    "config:LoadDef.loadValues",
-    "config:PatcherRef.properties",
-    "config:PatcherRef.resource",
-    "config:PatcherRef.type",
-    "config:ResourceDef.resourceType",
-    "config:ResourceDef.resourceValues",
     "config:ResourceSet.afterActions",
     "config:ResourceSet.beforeActions",
-    "config:ResourceSet.configMaps",
     "config:ResourceSet.files",
-    "config:ResourceSet.resources",
-    "config:SloDef.name",
     "config:SloDef.offset",
     "config:SloDef.prometheusUrl",
-    "config:SloDef.properties",
     "config:SloDef.query",
-    "config:SloDef.sloType",
-    "config:SloOverride.name",
     "config:SloOverride.offset",
     "config:SloOverride.prometheusUrl",
-    "config:SloOverride.properties",
     "config:SloOverride.query",
     "config:SloOverride.sloType",
     "config:TopicDef.name",
     "config:TopicDef.numPartitions",
     "config:TopicDef.replicationFactor",
-    "config:TypeDef.direction",
-    "config:TypeDef.patchers",
-    "config:TypeDef.typeName",
     "env:BENCH_BOOTSTRAP_SERVERS",
     "env:BENCH_BROKER_COMMAND",
     "env:BENCH_CHECKPOINT_DIR",
