@@ -24,6 +24,18 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "config:Benchmark.useCase":
+        "tests/unit/test_reference_files.py::test_reference_benchmarks_of_other_frameworks_are_refused_in_one_line",
+    "config:Benchmark.slis":
+        "tests/unit/test_reference_files.py::test_an_sli_bench_does_not_sample_is_refused_by_name",
+    "config:ResourceSet.files":
+        "tests/unit/test_settings_documents.py::test_resource_set_actions_and_files_bench_cannot_honour_are_refused",
+    "config:ResourceSet.afterActions":
+        "tests/unit/test_settings_documents.py::test_resource_set_actions_and_files_bench_cannot_honour_are_refused",
+    "config:ResourceSet.beforeActions":
+        "tests/unit/test_reference_files.py::test_what_bench_cannot_do_for_a_use_case_is_refused_by_name",
+    "config:Benchmark.infrastructure":
+        "tests/unit/test_k8s_config_maps.py::test_an_infrastructure_set_is_refused_without_reading_the_cluster",
     "config:Benchmark.sut":
         "tests/unit/test_k8s_config_maps.py::test_kubernetes_reads_the_set_and_patchers_apply_to_its_manifests",
     "config:ResourceSet.resources":
@@ -423,20 +435,14 @@ UNPROVEN = frozenset({
     "cli:bench stages --set",
     "cli:bench stages --warmup",
     "cli:bench validate --benchmark",
-    "config:Benchmark.infrastructure",
     "config:Benchmark.kafkaConfig",
     "config:Benchmark.loadGenerator",
     "config:Benchmark.resourceTypes",
-    "config:Benchmark.slis",
-    "config:Benchmark.useCase",
     "config:Benchmark.waitForResourcesEnabled",
     "config:Execution.name",
     "config:KafkaConfig.bootstrapServer",
     "config:KafkaConfig.removeOnly",
     "config:KafkaConfig.topics",
-    "config:ResourceSet.afterActions",
-    "config:ResourceSet.beforeActions",
-    "config:ResourceSet.files",
     "config:SloDef.offset",
     "config:SloDef.prometheusUrl",
     "config:SloDef.query",

@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from bench.cli.commands import cli
 from bench.cli.launch import PreparedRun, resolve_run
 from bench.config.model import effective_slos
+from bench.errors import UserError
 from bench.execution.deployment import build_objects, merged_params
 from bench.plugins import load_plugins
 
@@ -99,3 +101,13 @@ def test_benchmark_load_types_and_their_patchers_are_what_a_load_changes(tmp_pat
     from bench.config.model import decreasing_load
 
     assert decreasing_load(p.benchmark, p.execution), "direction: decreasing orders the loads downwards"
+
+
+def test_resource_set_actions_and_files_bench_cannot_honour_are_refused(tmp_path: Path) -> None:
+    """``afterActions`` (exec/delete in pods) and ``files`` not beside the benchmark file
+    would be ignored; each is refused in one line naming it."""
+    sut = REGISTRY.use_cases["uc1"].default_benchmark()["sut"]
+    with pytest.raises(UserError, match="benchmark.sut.afterActions: bench runs no exec or delete actions"):
+        _run(tmp_path, {"sut": {**sut, "afterActions": [{"delete": {"selector": {"kind": "Pod"}}}]}})
+    with pytest.raises(UserError, match="benchmark.sut: the files nowhere.yaml are not next to the benchmark file"):
+        _run(tmp_path, {"sut": {**sut, "files": ["nowhere.yaml"]}})
