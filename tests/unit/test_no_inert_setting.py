@@ -24,6 +24,16 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "cli:bench validate --benchmark":
+        "tests/unit/test_settings_commands.py::test_validate_benchmark_checks_the_execution_against_that_benchmark",
+    "cli:bench report --output":
+        "tests/unit/test_settings_commands.py::test_report_output_and_confidence_shape_the_page",
+    "cli:bench report --confidence":
+        "tests/unit/test_settings_commands.py::test_report_output_and_confidence_shape_the_page",
+    "cli:bench analyze --confidence":
+        "tests/unit/test_settings_commands.py::test_analyze_confidence_sets_the_width_of_the_slope_intervals",
+    "cli:bench --version":
+        "tests/unit/test_settings_commands.py::test_version_prints_benchs_version",
     "config:Benchmark.useCase":
         "tests/unit/test_reference_files.py::test_reference_benchmarks_of_other_frameworks_are_refused_in_one_line",
     "config:Benchmark.slis":
@@ -421,10 +431,6 @@ PROVEN = {
 UNPROVEN = frozenset({
     "slo:latency:threshold",  # its former proof never named it
     "set:calibrated:keyCost",  # its former proof never named it
-    "cli:bench --version",
-    "cli:bench analyze --confidence",
-    "cli:bench report --confidence",
-    "cli:bench report --output",
     "cli:bench run --predict",
     "cli:bench run --results",
     "cli:bench stages --bootstrap-servers",
@@ -434,7 +440,6 @@ UNPROVEN = frozenset({
     "cli:bench stages --sensors",
     "cli:bench stages --set",
     "cli:bench stages --warmup",
-    "cli:bench validate --benchmark",
     "config:Benchmark.kafkaConfig",
     "config:Benchmark.loadGenerator",
     "config:Benchmark.resourceTypes",
