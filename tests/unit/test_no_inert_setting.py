@@ -24,6 +24,30 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "slo:dropped records ratio:externalSloChecker":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:dropped records ratio:externalSloUrl":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:dropped records:externalSloChecker":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:dropped records:externalSloUrl":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:lag trend ratio:externalSloChecker":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:lag trend ratio:externalSloUrl":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:lag trend:externalSloChecker":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:lag trend:externalSloUrl":
+        "tests/unit/test_settings_slos.py::test_the_external_checker_of_a_reference_slo_decides",
+    "slo:dropped records ratio:ratio":
+        "tests/unit/test_settings_slos.py::test_dropped_records_ratio_sets_the_bound_relative_to_the_load",
+    "slo:dropped records:thresholdFromExpression":
+        "tests/unit/test_settings_slos.py::test_dropped_records_threshold_forms_set_the_bound",
+    "slo:dropped records:thresholdRelToResources":
+        "tests/unit/test_settings_slos.py::test_dropped_records_threshold_forms_set_the_bound",
+    "slo:dropped records:thresholdRelToLoad":
+        "tests/unit/test_settings_slos.py::test_dropped_records_threshold_forms_set_the_bound",
     "cli:bench validate --benchmark":
         "tests/unit/test_settings_commands.py::test_validate_benchmark_checks_the_execution_against_that_benchmark",
     "cli:bench report --output":
@@ -521,20 +545,8 @@ UNPROVEN = frozenset({
     "set:uc4:gracePeriodMs",
     "set:uc4:triggerSeconds",
     "set:uc4:windowSizeMs",
-    "slo:dropped records ratio:externalSloChecker",
-    "slo:dropped records ratio:externalSloUrl",
-    "slo:dropped records ratio:ratio",
-    "slo:dropped records:externalSloChecker",
-    "slo:dropped records:externalSloUrl",
-    "slo:dropped records:thresholdFromExpression",
-    "slo:dropped records:thresholdRelToLoad",
-    "slo:dropped records:thresholdRelToResources",
     "slo:generic:promQLQuery",
     "slo:generic:sli",
-    "slo:lag trend ratio:externalSloChecker",
-    "slo:lag trend ratio:externalSloUrl",
-    "slo:lag trend:externalSloChecker",
-    "slo:lag trend:externalSloUrl",
     "slo:latency:queryAggregation",
     "slo:latency:repetitionAggregation",
 })
