@@ -82,3 +82,23 @@ def test_the_external_checker_of_a_reference_slo_decides(refusing_checker: str, 
     values = [0, 0, 0, 0]
     assert _passed(slo, properties, values), "the data alone pass"
     assert not _passed(slo, {**properties, key: refusing_checker}, values), "the checker's no is the verdict"
+
+
+def test_generic_sli_names_the_series_judged_and_a_query_of_another_is_refused() -> None:
+    generic = SLOS["generic"]
+    assert generic.sli_name({"sli": "lag"}) == "lag" and generic.sli_name({"sli": "input-rate"}) == "input-rate"
+    generic.validate({"sli": "lag", "threshold": 1, "promQLQuery": "sum by(group)(kafka_consumergroup_group_lag >= 0)"})
+    with pytest.raises(ValueError, match="promQLQuery: 'sum\\(foo\\)' is not the query of sli 'lag'"):
+        generic.validate({"sli": "lag", "threshold": 1, "promQLQuery": "sum(foo)"})
+
+
+def test_latency_threshold_and_aggregations_decide() -> None:
+    fast_then_slow = [_series([100, 100, 100, 5000]), _series([100, 5000, 5000, 5000]), _series([100, 100, 100, 100])]
+
+    def passed(**properties: Any) -> bool:
+        ctx = SloContext(100, 1, 0, {"threshold": 1000, **properties}, load_rate=None)
+        return SLOS["latency"].check(fast_then_slow, ctx).passed
+
+    assert passed() and not passed(threshold=50)  # medians 100, 5000, 100: their median 100
+    assert not passed(queryAggregation="max")  # maxima 5000, 5000, 100
+    assert not passed(repetitionAggregation="max")  # the worst repetition's median 5000
