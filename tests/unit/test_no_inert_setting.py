@@ -24,6 +24,28 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "env:BENCH_K8S_KAFKA_SECRET":
+        "tests/unit/test_k8s_scale_out.py::test_the_secret_holds_the_settings_and_the_tls_files_at_their_mounted_paths",
+    "env:BENCH_KAFKA_CONFIG":
+        "tests/unit/test_k8s_scale_out.py::test_every_pod_reads_kafka_security_from_the_secret_and_no_manifest_holds_it",
+    "env:BENCH_PLUGINS":
+        "tests/unit/test_cli.py::test_allow_list_limits_plugins",
+    "env:BENCH_INSTANCE_INDEX":
+        "tests/e2e/test_kubernetes.py::test_generator_instances_take_contiguous_key_ranges",
+    "env:BENCH_PARAMS":
+        "tests/e2e/test_kubernetes.py::test_generator_instances_take_contiguous_key_ranges",
+    "env:BENCH_TOPIC":
+        "tests/e2e/test_kubernetes.py::test_generator_instances_take_contiguous_key_ranges",
+    "env:BENCH_INSTANCES":
+        "tests/e2e/test_kubernetes.py::test_generator_instances_take_contiguous_key_ranges",
+    "env:BENCH_SENSORS":
+        "tests/e2e/test_kubernetes.py::test_generator_instances_take_contiguous_key_ranges",
+    "env:BENCH_GROUP":
+        "tests/unit/test_k8s_scale_out.py::test_generator_pods_serve_their_rates_for_prometheus",
+    "env:BENCH_METRICS_PORT":
+        "tests/unit/test_k8s_scale_out.py::test_generator_pods_serve_their_rates_for_prometheus",
+    "env:BENCH_KAFKA_OPTIONS":
+        "tests/unit/test_job_args.py::test_run_hands_security_and_arguments_to_the_script",
     "slo:latency:repetitionAggregation":
         "tests/unit/test_settings_slos.py::test_latency_threshold_and_aggregations_decide",
     "slo:latency:queryAggregation":
@@ -495,33 +517,22 @@ UNPROVEN = frozenset({
     "env:BENCH_BROKER_COMMAND",
     "env:BENCH_CHECKPOINT_DIR",
     "env:BENCH_GENERATOR",
-    "env:BENCH_GROUP",
     "env:BENCH_INPUT_TOPIC",
-    "env:BENCH_INSTANCES",
-    "env:BENCH_INSTANCE_INDEX",
     "env:BENCH_JARS_DIR",
     "env:BENCH_K8S_API_URL",
     "env:BENCH_K8S_CONTEXT",
     "env:BENCH_K8S_IN_CLUSTER",
     "env:BENCH_K8S_KAFKA_CLUSTER",
-    "env:BENCH_K8S_KAFKA_SECRET",
     "env:BENCH_K8S_KUBECONFIG",
     "env:BENCH_K8S_LAG_QUERY",
     "env:BENCH_K8S_SUT_QUERY",
     "env:BENCH_K8S_TOPICS",
     "env:BENCH_K8S_TOPIC_REPLICAS",
-    "env:BENCH_KAFKA_CONFIG",
     "env:BENCH_KAFKA_HEAP",
-    "env:BENCH_KAFKA_OPTIONS",
-    "env:BENCH_METRICS_PORT",
     "env:BENCH_NO_CLASS_ARCHIVE",
     "env:BENCH_NO_INSTRUMENTATION",
     "env:BENCH_OUTPUT_TOPIC",
-    "env:BENCH_PARAMS",
     "env:BENCH_PERIOD_MS",
-    "env:BENCH_PLUGINS",
-    "env:BENCH_SENSORS",
-    "env:BENCH_TOPIC",
     "env:BENCH_TOPICS",
     "set:calibrated:capacity",
     "set:calibrated:capacityMode",
