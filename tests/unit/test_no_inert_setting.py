@@ -24,6 +24,30 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "set:generator uc4-registry:recordTemplate":
+        "tests/unit/test_settings_generator.py::test_value_in_w_and_record_template_shape_the_records",
+    "set:generator uc4-registry:valueInW":
+        "tests/unit/test_settings_generator.py::test_value_in_w_and_record_template_shape_the_records",
+    "set:generator uc4-registry:lingerMs":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
+    "set:generator uc4-registry:compression":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
+    "set:generator uc4-registry:batchSize":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
+    "set:generator uc4-registry:acks":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
+    "set:generator active-power:recordTemplate":
+        "tests/unit/test_settings_generator.py::test_value_in_w_and_record_template_shape_the_records",
+    "set:generator active-power:valueInW":
+        "tests/unit/test_settings_generator.py::test_value_in_w_and_record_template_shape_the_records",
+    "set:generator active-power:lingerMs":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
+    "set:generator active-power:compression":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
+    "set:generator active-power:batchSize":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
+    "set:generator active-power:acks":
+        "tests/unit/test_settings_generator.py::test_producer_keys_reach_the_kafka_producer",
     "env:BENCH_K8S_KAFKA_SECRET":
         "tests/unit/test_k8s_scale_out.py::test_the_secret_holds_the_settings_and_the_tls_files_at_their_mounted_paths",
     "env:BENCH_KAFKA_CONFIG":
@@ -538,20 +562,8 @@ UNPROVEN = frozenset({
     "set:calibrated:capacityMode",
     "set:calibrated:delayMs",
     "set:calibrated:sessionTimeoutMs",
-    "set:generator active-power:acks",
-    "set:generator active-power:batchSize",
-    "set:generator active-power:compression",
-    "set:generator active-power:lingerMs",
-    "set:generator active-power:recordTemplate",
     "set:generator active-power:seed",
-    "set:generator active-power:valueInW",
-    "set:generator uc4-registry:acks",
-    "set:generator uc4-registry:batchSize",
-    "set:generator uc4-registry:compression",
-    "set:generator uc4-registry:lingerMs",
-    "set:generator uc4-registry:recordTemplate",
     "set:generator uc4-registry:seed",
-    "set:generator uc4-registry:valueInW",
     "set:job:readTimeoutS",
     "set:job:startTimeoutS",
     "set:uc1:log_max_mb",
