@@ -24,6 +24,16 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "set:calibrated:sessionTimeoutMs":
+        "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
+    "set:calibrated:keyCost":
+        "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
+    "set:calibrated:delayMs":
+        "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
+    "set:calibrated:capacityMode":
+        "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
+    "set:calibrated:capacity":
+        "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
     "set:generator uc4-registry:recordTemplate":
         "tests/unit/test_settings_generator.py::test_value_in_w_and_record_template_shape_the_records",
     "set:generator uc4-registry:valueInW":
@@ -509,7 +519,6 @@ PROVEN = {
 }
 
 UNPROVEN = frozenset({
-    "set:calibrated:keyCost",  # its former proof never named it
     "cli:bench run --predict",
     "cli:bench run --results",
     "cli:bench stages --bootstrap-servers",
@@ -558,10 +567,6 @@ UNPROVEN = frozenset({
     "env:BENCH_OUTPUT_TOPIC",
     "env:BENCH_PERIOD_MS",
     "env:BENCH_TOPICS",
-    "set:calibrated:capacity",
-    "set:calibrated:capacityMode",
-    "set:calibrated:delayMs",
-    "set:calibrated:sessionTimeoutMs",
     "set:generator active-power:seed",
     "set:generator uc4-registry:seed",
     "set:job:readTimeoutS",
