@@ -6,7 +6,9 @@ Why: options, keys and properties were accepted and ignored (a threshold option 
 dropped SLOs, ``guessStrategy``, ``--set generator.replicas``, ``cpuPerInstance`` on a
 cluster). A new setting now fails this test until a test proves it does something.
 
-``PROVEN`` maps a setting to the test node that exercises it (checked to exist).
+``PROVEN`` maps a setting to the test node that exercises it: the test must exist and
+name the setting (its flag or click parameter, key, property or variable) in its body or
+its parametrize, so a mapping cannot point at an unrelated test.
 ``UNPROVEN`` lists the settings that existed before this inventory and still wait for
 such a mapping: it may only shrink (a setting in it that the code no longer has, or that
 is also proven, fails the test), and nothing may be added to it to make a new setting pass.
@@ -24,6 +26,8 @@ import pytest
 from tests.unit.settings_inventory import ROOT, inventory
 
 PROVEN = {
+    "set:uc4:feedback":
+        "plugins/uc4_hierarchical/tests/test_uc4_registry.py::test_with_feedback_every_node_goes_to_its_direct_parent_only",
     "set:calibrated:sessionTimeoutMs":
         "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
     "set:calibrated:keyCost":
@@ -578,7 +582,6 @@ UNPROVEN = frozenset({
     "set:uc3:allowedLatenessMs",
     "set:uc3:emitPeriodMs",
     "set:uc3:windowMethod",
-    "set:uc4:feedback",
     "set:uc4:gracePeriodMs",
     "set:uc4:triggerSeconds",
     "set:uc4:windowSizeMs",
