@@ -5,17 +5,20 @@ Why: the report computed cost and scaling efficiency of an inferred entry from i
 value as if it were records/s (UC4: 62,500 core-s per million, efficiency 256) and drew
 the linear-scaling line through it; ``bench run --expect`` read a bare CSV as an
 increasing load type, so a capacity regression on MessagePeriod printed "improved".
-Checked on each example: the scaling rows, the report, ``--expect`` (both load
-directions) and ``bench compare``.
+Checked on each example: the run's table CSV, ``bench analyze`` (its table, CSV and
+JSON), the scaling rows, the report, ``--expect`` (both load directions) and
+``bench compare``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.analysis.analyze import analyze, run_settings, write
 from bench.analysis.compare import EXIT_REGRESSION, TableFile, compare_tables, expect, read_table
 from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
@@ -42,6 +45,17 @@ def _regressed_expectation(metric: str, table: dict[float, float | None], notes:
     return None
 
 
+def _measured_only(run: Any, metric: str, table: dict[float, float | None], notes: dict[float, str]) -> None:
+    """Each entry without a note is backed by a measured experiment that passed (demand:
+    at (load, resources); capacity: at (capacity, resources)); every other value is noted."""
+    records = run.records()
+    for key, value in table.items():
+        if value is None or notes.get(key):
+            continue
+        pair = (key, value) if metric == "demand" else (value, key)
+        assert pair in records and records[pair]["outcome"] == "passed", (key, value, notes)
+
+
 def _check(folder: Path, ex: dict[str, Any]) -> None:
     cfg = verdict_runs.config(folder, ex["metric"], ex["load_type"], ex["loads"], ex["resources"],
                               strategy=ex["strategy"], lower_bound=ex["lower_bound"],
@@ -51,6 +65,22 @@ def _check(folder: Path, ex: dict[str, Any]) -> None:
     decreasing = ex["load_type"] == "MessagePeriod"
     built = tables.RunTable(outcome.metric, outcome.table, outcome.notes, decreasing)
     page = build_report([run])
+    # the table CSV the run wrote: every entry it did not measure is marked in its note column
+    metric, csv_table, csv_notes = tables.read_csv_noted(folder / f"exp{run.exp_id}_{outcome.metric}.csv")
+    assert (metric, csv_table, csv_notes) == (outcome.metric, outcome.table, outcome.notes)
+    _measured_only(run, outcome.metric, csv_table, csv_notes)
+    # bench analyze: the same entries marked in its table, its CSV and its JSON, and a verdict
+    # only for an experiment that has one in the run (an error stays undecided)
+    analysis = analyze(run, run_settings(run))
+    assert (analysis.table, analysis.notes) == (outcome.table, outcome.notes)
+    _measured_only(run, analysis.metric, analysis.table, analysis.notes)
+    csv_path, json_path = write(analysis, folder / "analysis.csv")
+    assert tables.read_csv_noted(csv_path) == (analysis.metric, analysis.table, analysis.notes)
+    stored = json.loads(json_path.read_text())
+    assert tables.from_rows_noted(stored["table"]) == (analysis.table, analysis.notes)
+    assert set(analysis.experiments) <= set(run.records())
+    for key, e in analysis.experiments.items():
+        assert (e.verdict is None) == (run.records()[key]["outcome"] == "error"), key
     if outcome.metric == "demand":
         rows = scaling_rows(run, built)
         computed = [r for r in rows if not r.missing]

@@ -47,6 +47,13 @@ def validate_generic(properties: Mapping[str, Any]) -> None:
             raise ValueError("promQLQuery: bench samples its SLIs itself and runs no PromQL query; name the SLI "
                              "with sli (lag, dropped-records, latency-p99, ...)")
         raise ValueError(f"sli: {sli!r} is not an SLI name (required, e.g. lag or dropped-records)")
+    query = properties.get("promQLQuery")
+    if query:  # kept only where it is the query of the SLI bench samples itself (a reference file's)
+        from bench.config.reference import sli_of_query
+
+        if sli_of_query(query) != sli:
+            raise ValueError(f"promQLQuery: {str(query)[:60]!r} is not the query of sli {sli!r}, and bench runs no "
+                             "PromQL query; leave promQLQuery out")
     if "aggregation" in properties:
         raise ValueError("aggregation: not a property of the generic SLO; queryAggregation aggregates within a "
                          "repetition, repetitionAggregation across repetitions")

@@ -244,6 +244,11 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
     validate_params(execution.params, declared, complete, "execution.params")
     plain = {k: v for k, v in params.items() if "." not in k}
     validate_params(plain, declared, complete, "--set")
+    for where, given_params in (("--set", plain), ("benchmark.params", bench.params),
+                                ("execution.params", execution.params)):
+        if "keyOffset" in (given_params or {}):  # each platform overwrites it per generator instance
+            raise ConfigError(f"{where} keyOffset: bench sets each generator instance's first key itself; "
+                              "leave keyOffset out")
     bounds.check_params(declared, {"benchmark.params": bench.params, "execution.params": execution.params,
                                    "--set": plain})
     options = {

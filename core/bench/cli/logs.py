@@ -21,7 +21,7 @@ class _CurrentStderr:
 
 
 def configure_logging(fmt: str = "console", verbosity: int = 0) -> None:
-    level = logging.WARNING - 10 * min(verbosity, 2) if verbosity else logging.INFO
+    level = logging.DEBUG if verbosity else logging.INFO  # -v: debug lines too (-vv: also tracebacks)
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer()
         if fmt == "json"

@@ -150,7 +150,7 @@ def sut_manifests(spec: ExperimentSpec, sut: Manifest, options: Mapping[str, Any
         "cores_per_instance": cores,
         "memory_per_instance_mb": int(body["memoryPerInstanceMb"]) if body.get("memoryPerInstanceMb") else None,
         "spark_master": master,
-        "trigger_seconds": option(options, "trigger_seconds"),
+        "trigger_seconds": None if (trigger := option(options, "trigger_seconds")) is None else float(trigger),
         "max_records_per_trigger": None,
         "checkpoint_dir": "/tmp/bench-checkpoint",
         "connector": option(options, "connector"),
