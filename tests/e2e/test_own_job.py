@@ -37,7 +37,9 @@ BROKEN = {
     "raises": ("import os\nfrom pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
                "topic = os.environ['BENCH_INPUT_TOPIC']\nraise ValueError(f'cannot handle {topic}')\n",
                r"--job: the script failed: ValueError: cannot handle input-\S+ \(job\.py, line 5\)"),
-    "never reads": ("from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+    # names its input topic (so the check before the run lets it pass) but reads a rate source
+    "never reads": ("import os\nfrom pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+                    "unused = os.environ['BENCH_INPUT_TOPIC']\n"
                     "spark.readStream.format('rate').load().writeStream.format('noop').start().awaitTermination()\n",
                     r"--job: the job read nothing from BENCH_INPUT_TOPIC \(input-\S+\) in 5 s"),
 }

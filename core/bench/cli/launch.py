@@ -273,7 +273,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
             objects = build_objects(registry, bench, execution, params, load, res)
             bounds.check_objects(objects, f"load={fmt_value(load)} resources={fmt_value(res)}:")
             check_sets_kept(objects, params, f"at load={fmt_value(load)} resources={fmt_value(res)}")
-            refuse_unlimited_cpu(options, use_case, objects)
+            refuse_unlimited_cpu(options, use_case, objects, any(k.endswith("cpuPerInstance") for k in params))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if isinstance(exc, UserError):
             raise

@@ -193,11 +193,16 @@ def unlimitable(options: Mapping[str, Any], spark_mode: str, spark: bool) -> str
 
 
 def refuse_unlimited_cpu(options: Mapping[str, Any], use_case: Any,
-                         objects: Sequence[Mapping[str, Any]]) -> None:
-    """``cpuPerInstance`` where bench cannot limit the Spark executors (``unlimitable``): the
-    run would measure whole cores while the cost counted the limit's share. Refused."""
+                         objects: Sequence[Mapping[str, Any]], given: bool = True) -> None:
+    """``cpuPerInstance`` given by the user where bench cannot limit the Spark executors
+    (``unlimitable``): the run would measure whole cores while the user asked for a share.
+    Refused. The use case's default limit (``given`` False) is not refused: it is not
+    applied there, the environment file records it as not applied, and the cost counts
+    whole cores (``bench.analysis.scaling``), so a cluster run needs no extra setting."""
     from bench.errors import UserError
 
+    if not given:
+        return
     for obj in objects:
         if obj.get("kind") == "BenchSut" and float((obj.get("spec") or {}).get("cpuPerInstance") or 0) > 0:
             why = unlimitable(options, str(options.get("spark_mode") or "local"), use_case.topology is not None)
