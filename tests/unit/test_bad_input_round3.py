@@ -322,3 +322,20 @@ def test_symbolic_links(registry: Registry, tmp_path: Path) -> None:
 
 def test_a_newline_in_a_path_keeps_the_error_on_one_line(registry: Registry, tmp_path: Path) -> None:
     assert "\\n" in refused(tmp_path, "--plugin", "calibrated", "--execution", str(tmp_path / "a\nb.yaml"))
+
+
+# ------------------------------------------ expressions parsed by the type, evaluated on the grid
+
+def test_an_expression_undefined_only_outside_the_grid_is_accepted(registry: Registry, tmp_path: Path) -> None:
+    """Each SLO type only parses ``thresholdFromExpression``; the grid-wide check before the
+    run evaluates it. ``1/(L-1)`` divides by zero at L=1 only, which these loads never try."""
+    for slo in ("dropped-records", "dropped records", "lag-trend", "lag trend"):
+        registry.slos[slo].validate({"thresholdFromExpression": "1/(L-1)"})
+    registry.slos["generic"].validate({"sli": "lag", "thresholdFromExpression": "1/(L-1)"})
+    bench = write(tmp_path, "b.yaml", with_slo(registry, thresholdFromExpression="1/(L-1)"))
+    result = CliRunner().invoke(cli, ["run", "--results", str(tmp_path / "r"), "--plugin", "calibrated",
+                                      "--benchmark", bench, "--loads", "500,1000", "--resources", "1,2",
+                                      "--dry-run"])
+    assert result.exit_code == 0, result.output
+    line = refused(tmp_path, "--plugin", "calibrated", "--benchmark", bench, "--loads", "1,500", "--resources", "1")
+    assert "divides by zero at L=1" in line, line
