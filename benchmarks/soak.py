@@ -135,6 +135,8 @@ class Report:
     experiments_recorded: int = 0
     errors: int = 0
     faults_injected: list[str] = field(default_factory=list)
+    #: planned faults that found no target (the experiment ended first): said, not hidden
+    faults_missed: list[str] = field(default_factory=list)
     rss_first_kb: int | None = None
     rss_warm_kb: int | None = None
     rss_end_kb: int | None = None
@@ -175,7 +177,8 @@ class Report:
             f"experiments: {self.experiments_planned} run, {self.experiments_recorded} in the result file, "
             f"{self.lost} lost ({self.errors} with outcome error); bench exit code {self.exit_code}; "
             f"{self.wall_s:.0f} s",
-            f"faults injected ({len(self.faults_injected)}): {'; '.join(self.faults_injected) or 'none'}",
+            f"faults injected ({len(self.faults_injected)}): {'; '.join(self.faults_injected) or 'none'}"
+            + (f"; missed: {'; '.join(self.faults_missed)}" if self.faults_missed else ""),
             f"CLI RSS: {kb(self.rss_first_kb)} after the first experiment, {kb(self.rss_warm_kb)} after the "
             f"warm-up ones, {kb(self.rss_end_kb)} at the end: growth {self.growth:+.1f} %",
             f"left behind: processes {self.processes_left or 'none'}; topics {self.topics_left or 'none'}; "
@@ -238,6 +241,7 @@ class Soak:
         self.token = uuid.uuid4().hex
         self.rss: list[tuple[float, int]] = []
         self.injected: list[str] = []
+        self.missed: list[str] = []
         self.done = threading.Event()
 
     def run(self) -> Report:
@@ -283,7 +287,7 @@ class Soak:
     def _account(self, report: Report, experiments: list[dict[str, Any]], pid: int, tmp: Path) -> None:
         report.experiments_recorded = len({(e.get("load"), e.get("resources")) for e in experiments})
         report.errors = sum(1 for e in experiments if e.get("outcome") == "error")
-        report.faults_injected = list(self.injected)
+        report.faults_injected, report.faults_missed = list(self.injected), list(self.missed)
         ended = sorted(float(e["finished"]) for e in experiments if e.get("finished"))
         if ended:
             report.rss_first_kb = rss_at(self.rss, ended[0])
@@ -314,6 +318,7 @@ class Soak:
                 self.done.wait(0.2)
             if self.done.wait(self.rng.uniform(0.5, 1.5)):
                 return
+            index = len(recorded(result))  # the experiment measuring now (the planned one, or the next)
             try:
                 if kind == "broker-pause":
                     os.kill(broker_pid, signal.SIGSTOP)
@@ -325,12 +330,12 @@ class Soak:
                     continue
                 target = next((p for p, c in marked(self.token).items() if NEEDLES[kind] in c), None)
                 if target is None:
-                    self.injected.append(f"{kind}: no process to kill in experiment {index + 1}")
+                    self.missed.append(f"{kind}: no process to kill in experiment {index + 1}")
                     continue
                 os.kill(target, signal.SIGKILL)
                 self.injected.append(f"{kind} process killed in experiment {index + 1}")
             except OSError as exc:
-                self.injected.append(f"{kind} in experiment {index + 1}: {exc}")
+                self.missed.append(f"{kind} in experiment {index + 1}: {exc}")
 
 
 def _topics(bootstrap: str) -> list[str]:
