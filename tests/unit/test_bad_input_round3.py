@@ -361,7 +361,7 @@ def test_secured_clients_for_the_embedded_broker(registry: Registry, tmp_path: P
 
 
 def test_native_connector_without_its_jars(registry: Registry, tmp_path: Path) -> None:
-    line = refused(tmp_path, "--plugin", "calibrated", "--connector", "native",
+    line = refused(tmp_path, "--plugin", "uc1", "--connector", "native",
                    env={"BENCH_JARS_DIR": str(tmp_path / "no-jars")})
     assert line.startswith("bench: error: --connector native: Spark's Kafka connector is not installed in "
                            + str(tmp_path / "no-jars")), line

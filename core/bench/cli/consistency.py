@@ -87,8 +87,8 @@ def check_platform_inputs(opts: Mapping[str, Any], ptype: Any) -> None:
         from bench.runtime.host.jars import INSTALL_HINT, cache_dir, native_connector_available
 
         if not native_connector_available():
-            raise ConfigError(f"--connector native: Spark's Kafka connector is not installed in {cache_dir()} "
-                              f"({INSTALL_HINT}); give --connector python or install it")
+            raise ConfigError(f"--connector native: Spark's Kafka connector is not installed in {cache_dir()}; "
+                              f"{INSTALL_HINT}, or give --connector python")
 
 
 def check_expect(source: str, expected_metric: str, metric: str) -> None:
