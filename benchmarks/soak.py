@@ -315,7 +315,7 @@ class Soak:
                 if len(recorded(result)) >= index and any("generator_main" in c for c in
                                                           marked(self.token).values()):
                     break
-                self.done.wait(0.2)
+                self.done.wait(0.5)
             if self.done.wait(self.rng.uniform(0.5, 1.5)):
                 return
             index = len(recorded(result))  # the experiment measuring now (the planned one, or the next)

@@ -89,3 +89,19 @@ def test_the_goal_line(soak: ModuleType) -> None:
     assert not any(bad.goals().values())
     assert "topics ['input-e0-x-1']" in "\n".join(bad.lines())
     assert not soak.Report(8, experiments_recorded=8, exit_code=1).goals()["nothing lost"]
+
+
+def test_the_accounting_finds_what_is_left_and_lost(soak: ModuleType, tmp_path: Path) -> None:
+    run = soak.Soak(8, 2, seed=1, duration=4.0, warmup=1.0, sample_interval=0.5, pause_s=1.0, cpu_per_instance=0.5)
+    run.rss = [(10.0, 100_000), (20.0, 101_000), (30.0, 102_000), (99.0, 103_000)]
+    (tmp_path / "bench-123-abc").mkdir()
+    experiments = [{"load": 100 + 10 * i, "resources": 1, "started": 5.0 + 5 * i, "finished": 10.0 + 5 * i,
+                    "faults": [], "outcome": "passed"} for i in range(6)]
+    experiments.append({"load": 100, "resources": 1, "started": 50.0, "finished": 55.0, "faults": [],
+                        "outcome": "error"})  # the same pair again: one experiment, not two
+    report = soak.Report(run.planned)
+    run._account(report, experiments, pid=2**22 + 1, tmp=tmp_path)
+    assert report.experiments_recorded == 6 and report.lost == 2 and report.errors == 1
+    assert report.temp_left == ["bench-123-abc"] and report.processes_left == [] and report.cgroups_left == []
+    assert (report.rss_first_kb, report.rss_warm_kb, report.rss_end_kb) == (100_000, 101_000, 103_000)
+    assert report.setup_start_s == pytest.approx(1.0)
