@@ -105,3 +105,13 @@ def test_the_accounting_finds_what_is_left_and_lost(soak: ModuleType, tmp_path: 
     assert report.temp_left == ["bench-123-abc"] and report.processes_left == [] and report.cgroups_left == []
     assert (report.rss_first_kb, report.rss_warm_kb, report.rss_end_kb) == (100_000, 101_000, 103_000)
     assert report.setup_start_s == pytest.approx(1.0)
+
+
+def test_experiments_run_are_read_from_the_progress_lines(soak: ModuleType) -> None:
+    log = ("15:23:00 load=100 resources=1 rep 1/1: starting (topics, SUT)\n"
+           "15:23:18 !! load=100 resources=2 rep 1/1: PlatformError: killed; running it again\n"
+           "15:23:19 load=100 resources=2 rep 1/1: starting (topics, SUT)\n"
+           "15:23:29 load=100 resources=2 rep 1/1: starting (topics, SUT)\n")
+    assert soak.experiments_started(log) == 2
+    report = soak.Report(6, experiments_recorded=2, experiments_run=3, exit_code=0)
+    assert report.lost == 1
