@@ -26,7 +26,7 @@ growth < 5 %, nothing left behind, nothing lost, set-up time flat (end within 20
 0.5 s of the start).
 
     python benchmarks/soak.py              # >= 200 experiments, ~15 faults (20-30 min)
-    python benchmarks/soak.py --quick      # 6 experiments, 2 faults (about a minute)
+    python benchmarks/soak.py --quick      # 4 experiments, 2 faults (about a minute)
 """
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def rss_at(samples: Sequence[tuple[float, int]], when: float) -> int | None:
     return next((rss for t, rss in samples if t >= when), None)
 
 
-_STARTING = re.compile(r"load=(\S+) resources=(\S+) rep \d+/\d+: starting")
+#: progress lines of one pair: its start, a fault of it, its verdict
+_STARTING = re.compile(r"load=(\S+) resources=(\S+)(?: rep \d+/\d+: starting|: PASS|: FAIL|: ERROR| rep \d+/\d+: \S+Error)")
 
 
 def experiments_started(log: str) -> int:
@@ -375,7 +376,7 @@ def _topics(bootstrap: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="6 experiments of 4 s, 2 faults (the e2e test's mode, about a minute)")
+                        help="4 experiments of 4 s, 2 faults (the e2e test's mode, about a minute)")
     parser.add_argument("--experiments", type=int, default=200)
     parser.add_argument("--faults", type=int, default=15)
     parser.add_argument("--seed", type=int, default=69)
@@ -386,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the run's folder (results, execution file)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.experiments, args.faults, args.duration = 6, 2, 4.0
+        args.experiments, args.faults, args.duration = 4, 2, 4.0
     soak = Soak(args.experiments, args.faults, args.seed, args.duration, warmup=1.0, sample_interval=1.0,
                 pause_s=args.pause, cpu_per_instance=args.cpu_per_instance)
     soak.keep = args.keep

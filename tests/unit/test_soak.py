@@ -111,7 +111,9 @@ def test_experiments_run_are_read_from_the_progress_lines(soak: ModuleType) -> N
     log = ("15:23:00 load=100 resources=1 rep 1/1: starting (topics, SUT)\n"
            "15:23:18 !! load=100 resources=2 rep 1/1: PlatformError: killed; running it again\n"
            "15:23:19 load=100 resources=2 rep 1/1: starting (topics, SUT)\n"
-           "15:23:29 load=100 resources=2 rep 1/1: starting (topics, SUT)\n")
-    assert soak.experiments_started(log) == 2
+           "15:23:29 load=100 resources=2 rep 1/1: starting (topics, SUT)\n"
+           "15:23:41 load=110 resources=1: FAIL [lag-trend: aggregate=9]\n"
+           "15:23:47 load=110 resources=2: PASS [lag-trend: aggregate=1.099 threshold=1,000,000]\n")
+    assert soak.experiments_started(log) == 4
     report = soak.Report(6, experiments_recorded=2, experiments_run=3, exit_code=0)
     assert report.lost == 1
