@@ -123,7 +123,8 @@ def rss_at(samples: Sequence[tuple[float, int]], when: float) -> int | None:
 
 
 #: progress lines of one pair: its start, a fault of it, its verdict
-_STARTING = re.compile(r"load=(\S+) resources=(\S+)(?: rep \d+/\d+: starting|: PASS|: FAIL|: ERROR| rep \d+/\d+: \S+Error)")
+_STARTING = re.compile(r"load=(\S+) resources=(\S+)"
+                       r"(?: rep \d+/\d+: starting|: PASS|: FAIL|: ERROR| rep \d+/\d+: \S+Error)")
 
 
 def experiments_started(log: str) -> int:
