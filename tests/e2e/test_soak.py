@@ -24,8 +24,10 @@ def test_quick_soak_leaves_nothing_and_loses_nothing(tmp_path: Path) -> None:
     assert figures.exists(), out.stdout + out.stderr[-3000:]
     report = json.loads(figures.read_text())
     assert report["exit_code"] == 0, out.stderr[-3000:]
-    assert report["experiments_planned"] == 4 and report["lost"] == 0, out.stdout
-    assert len(report["faults_injected"]) == 2, out.stdout
+    assert report["experiments_run"] and report["experiments_recorded"] == report["experiments_run"], out.stdout
+    assert report["lost"] == 0, out.stdout
+    # the search may infer a pair instead of running it, so a planned fault can find its experiment gone
+    assert 1 <= len(report["faults_injected"]) <= 2, out.stdout
     for kind in ("processes_left", "topics_left", "temp_left", "cgroups_left"):
         assert report[kind] == [], (kind, out.stdout)
     assert report["goals"]["nothing left behind"] and report["goals"]["nothing lost"], out.stdout
