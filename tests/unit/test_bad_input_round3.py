@@ -322,3 +322,59 @@ def test_symbolic_links(registry: Registry, tmp_path: Path) -> None:
 
 def test_a_newline_in_a_path_keeps_the_error_on_one_line(registry: Registry, tmp_path: Path) -> None:
     assert "\\n" in refused(tmp_path, "--plugin", "calibrated", "--execution", str(tmp_path / "a\nb.yaml"))
+
+
+# ------------------------------------------ expressions parsed by the type, evaluated on the grid
+
+def test_an_expression_undefined_only_outside_the_grid_is_accepted(registry: Registry, tmp_path: Path) -> None:
+    """Each SLO type only parses ``thresholdFromExpression``; the grid-wide check before the
+    run evaluates it. ``1/(L-1)`` divides by zero at L=1 only, which these loads never try."""
+    for slo in ("dropped-records", "dropped records", "lag-trend", "lag trend"):
+        registry.slos[slo].validate({"thresholdFromExpression": "1/(L-1)"})
+    registry.slos["generic"].validate({"sli": "lag", "thresholdFromExpression": "1/(L-1)"})
+    bench = write(tmp_path, "b.yaml", with_slo(registry, thresholdFromExpression="1/(L-1)"))
+    result = CliRunner().invoke(cli, ["run", "--results", str(tmp_path / "r"), "--plugin", "calibrated",
+                                      "--benchmark", bench, "--loads", "500,1000", "--resources", "1,2",
+                                      "--dry-run"])
+    assert result.exit_code == 0, result.output
+    line = refused(tmp_path, "--plugin", "calibrated", "--benchmark", bench, "--loads", "1,500", "--resources", "1")
+    assert "divides by zero at L=1" in line, line
+
+
+# ------------------------------------------------------------------ what the platform cannot serve
+
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL", "SSL"])
+def test_secured_clients_for_the_embedded_broker(registry: Registry, tmp_path: Path, protocol: str) -> None:
+    """The broker bench starts listens in PLAINTEXT only: SASL or TLS settings are refused
+    before it starts, not found by every client failing to connect."""
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    line = refused(tmp_path, "--plugin", "calibrated", "--kafka-config", f"security.protocol={protocol}",
+                   "--kafka-config", "sasl.username=u", "--kafka-config", "sasl.password=p",
+                   "--kafka-config", f"ssl.ca.location={ca}")
+    assert f"--kafka-config security.protocol={protocol}: the broker the embedded platform starts" in line, line
+    given = CliRunner().invoke(cli, ["run", "--results", str(tmp_path / "r"), "--plugin", "calibrated",
+                                     "--bootstrap-servers", "h:9092", "--kafka-config", f"security.protocol={protocol}",
+                                     "--kafka-config", "sasl.username=u", "--kafka-config", "sasl.password=p",
+                                     "--kafka-config", f"ssl.ca.location={ca}", "--dry-run"])
+    assert given.exit_code == 0, given.output  # a Kafka of the user's own may be secured
+
+
+def test_native_connector_without_its_jars(registry: Registry, tmp_path: Path) -> None:
+    line = refused(tmp_path, "--plugin", "uc1", "--connector", "native",
+                   env={"BENCH_JARS_DIR": str(tmp_path / "no-jars")})
+    assert line.startswith("bench: error: --connector native: Spark's Kafka connector is not installed in "
+                           + str(tmp_path / "no-jars")), line
+
+
+@pytest.mark.parametrize(("text", "line_no", "message"), [
+    ("# client\nsecurity.protocol=SASL_PLAINTEXT\nsasl.username=u\nsasl.password=p\n", 2, "has no SASL"),
+    ("security.protocol=PLAINTEXT\n\nsasl.usernme=u\n", 3, "did you mean 'sasl.username'"),
+    ("security.protocol=SASL_PLAINTXT\n", 1, "must be one of"),
+    ("ssl.ca.location=/no/such/ca.pem\n", 1, "no such file"),
+])
+def test_kafka_config_file_keys_named_with_file_and_line(registry: Registry, tmp_path: Path, text: str,
+                                                         line_no: int, message: str) -> None:
+    path = write(tmp_path, "client.properties", text)
+    line = refused(tmp_path, "--plugin", "calibrated", "--kafka-config-file", path)
+    assert f"--kafka-config-file {path}:{line_no}: " in line and message in line, line

@@ -14,9 +14,13 @@ from typing import Any
 from bench.config.base import ConfigError, Execution
 
 
-def check_resolved(opts: Mapping[str, Any], use_case: Any, slos: Iterable[Any], execution: Execution) -> None:
-    """The rules of this module that need no deployment built, in one call."""
+def check_resolved(opts: Mapping[str, Any], use_case: Any, slos: Iterable[Any], execution: Execution,
+                   ptype: Any = None) -> None:
+    """The rules of this module that need no deployment built, in one call (``opts``: the
+    options with the platform's, as the platform reads them; ``ptype``: its PlatformType)."""
     check_option_pairs(opts, use_case)
+    if ptype is not None:
+        check_platform_inputs(opts, ptype)
     check_threshold_expressions(slos, execution.load.loadValues, execution.resources.resourceValues)
     if opts.get("expected_metric"):  # --expect OLD: its table is of the metric this run finds
         check_expect(str(opts.get("expect")), str(opts["expected_metric"]), execution.execution.metric)
@@ -61,6 +65,30 @@ def check_option_pairs(opts: Mapping[str, Any], use_case: Any) -> None:
     if opts.get("spark_conf") and getattr(use_case, "topology", None) is None:
         raise ConfigError(f"--conf {opts['spark_conf'][0]}: the use case {use_case.name!r} runs no Spark job, so no "
                           "Spark setting reaches it; drop --conf")
+
+
+def check_platform_inputs(opts: Mapping[str, Any], ptype: Any) -> None:
+    """Inputs the chosen platform cannot serve, found before it starts anything: SASL or
+    TLS client settings for the broker bench starts itself (it listens in PLAINTEXT only,
+    so every client would fail to connect after the broker, Spark and the generator had
+    started), and Spark's native Kafka connector on this machine without its JARs (the
+    SUT would die at its first query)."""
+    starts_broker = ptype.option("broker") is not None and not opts.get("bootstrap_servers")
+    if starts_broker and (opts.get("kafka_config") or opts.get("kafka_config_file")):
+        from bench.runtime.kafka.security import KafkaSecurity
+
+        security = KafkaSecurity.parse(opts.get("kafka_config") or (), opts.get("kafka_config_file"))
+        if security.protocol != "PLAINTEXT":
+            raise ConfigError(f"{security.where('security.protocol')} security.protocol={security.protocol}: the "
+                              f"broker the {ptype.name} platform starts has no SASL or TLS; give "
+                              "--bootstrap-servers of a Kafka that does, or drop the setting")
+    local_spark = ptype.option("spark_mode") is not None  # the platforms that run Spark on this machine
+    if local_spark and opts.get("connector") == "native":
+        from bench.runtime.host.jars import INSTALL_HINT, cache_dir, native_connector_available
+
+        if not native_connector_available():
+            raise ConfigError(f"--connector native: Spark's Kafka connector is not installed in {cache_dir()}; "
+                              f"{INSTALL_HINT}, or give --connector python")
 
 
 def check_expect(source: str, expected_metric: str, metric: str) -> None:

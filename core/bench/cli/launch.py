@@ -256,7 +256,7 @@ def resolve_run(registry: Registry, opts: dict[str, Any]) -> PreparedRun:
         "sample_interval": execution.execution.sampleInterval,
         **platform_options(registry, ptype, given),
     }
-    check_resolved(opts, use_case, effective_slos(bench, execution), execution)  # after the platform's refusals
+    check_resolved(given, use_case, effective_slos(bench, execution), execution, ptype)  # after the platform's refusals
     # the SLOs' SLIs (SLO name -> SLI), for a platform that samples some only under a setting
     slis = {s.name: registry.slos[s.sloType].sli_name(s.properties) for s in effective_slos(bench, execution)}
     run_check(ptype.validate, {**options, "slo_slis": slis}, use_case)

@@ -38,7 +38,7 @@ DEFAULT_THRESHOLD = 2000.0
 def validate(properties: Mapping[str, Any]) -> None:
     key = slo_math.exclusive(properties, THRESHOLDS)
     if key == "thresholdFromExpression":
-        slo_math.evaluate_expression(str(properties[key]), load=1.0, resources=1.0)
+        slo_math.parse_expression(str(properties[key]))  # evaluated over the grid: cli.consistency
     elif key is not None:
         slo_math.number(properties, key)
 

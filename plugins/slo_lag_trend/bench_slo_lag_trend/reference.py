@@ -41,7 +41,7 @@ def validate_lag_trend(properties: Mapping[str, Any]) -> None:
     if key is None:
         raise ValueError(f"threshold: required, give one of {', '.join(slo_math.REFERENCE_THRESHOLDS)}")
     if key == "thresholdFromExpression":
-        slo_math.evaluate_expression(str(properties[key]), load=1.0, resources=1.0)
+        slo_math.parse_expression(str(properties[key]))  # evaluated over the grid: cli.consistency
     else:
         slo_math.number(properties, key)
 

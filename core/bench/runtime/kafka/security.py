@@ -56,6 +56,9 @@ class KafkaConfigError(UserError):
 @dataclass(frozen=True)
 class KafkaSecurity:
     settings: Mapping[str, str] = field(default_factory=dict)
+    #: where each key was given when not by ``--kafka-config`` (``--kafka-config-file PATH:LINE``),
+    #: so that a bad one is reported where the user can find it
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     # ------------------------------------------------------------------ reading
 
@@ -63,41 +66,52 @@ class KafkaSecurity:
     def parse(cls, pairs: Iterable[str] = (), file: str | None = None) -> KafkaSecurity:
         """From ``KEY=VALUE`` options and/or a Java properties file (options win); validated."""
         settings: dict[str, str] = {}
+        origins: dict[str, str] = {}
         if file:
-            settings.update(_read_properties(file))
+            for key, (value, number) in _read_properties(file).items():
+                settings[key] = value
+                origins[key] = f"--kafka-config-file {file}:{number}:"
         for pair in pairs:
             key, sep, value = pair.partition("=")
             if not sep or not key.strip():
                 raise KafkaConfigError(f"--kafka-config {pair!r}: expected KEY=VALUE")
             settings[key.strip()] = value.strip()
-        security = cls(settings)
+            origins.pop(key.strip(), None)
+        security = cls(settings, origins)
         security.validate()
         return security
+
+    def where(self, key: str) -> str:
+        """How the user gave ``key``: ``--kafka-config`` or ``--kafka-config-file PATH:LINE:``."""
+        return self.origins.get(key, "--kafka-config")
 
     def validate(self) -> None:
         for key in self.settings:
             if key not in KNOWN:
                 near = difflib.get_close_matches(key, KNOWN, n=1)
                 hint = f"; did you mean {near[0]!r}?" if near else f"; known: {', '.join(KNOWN)}"
-                raise KafkaConfigError(f"--kafka-config {key}: unknown Kafka client setting{hint}")
+                raise KafkaConfigError(f"{self.where(key)} {key}: unknown Kafka client setting{hint}")
         protocol = self.protocol
         if protocol not in PROTOCOLS:
             raise KafkaConfigError(
-                f"--kafka-config security.protocol={protocol}: must be one of {', '.join(PROTOCOLS)}"
+                f"{self.where('security.protocol')} security.protocol={protocol}: must be one of "
+                f"{', '.join(PROTOCOLS)}"
             )
         if self.sasl:
             mechanism = self.settings.get("sasl.mechanism", "PLAIN").upper()
             if mechanism not in MECHANISMS:
                 raise KafkaConfigError(
-                    f"--kafka-config sasl.mechanism={mechanism}: must be one of {', '.join(MECHANISMS)}"
+                    f"{self.where('sasl.mechanism')} sasl.mechanism={mechanism}: must be one of "
+                    f"{', '.join(MECHANISMS)}"
                 )
             for needed in ("sasl.username", "sasl.password"):
                 if not self.settings.get(needed):
-                    raise KafkaConfigError(f"--kafka-config: security.protocol={protocol} needs {needed}")
+                    raise KafkaConfigError(f"{self.where('security.protocol')} security.protocol={protocol} "
+                                           f"needs {needed}")
         for key in ("ssl.ca.location", "ssl.certificate.location", "ssl.key.location"):
             path = self.settings.get(key)
             if path and not Path(path).is_file():
-                raise KafkaConfigError(f"--kafka-config {key}={path}: no such file")
+                raise KafkaConfigError(f"{self.where(key)} {key}={path}: no such file")
 
     @property
     def protocol(self) -> str:
@@ -191,14 +205,15 @@ def _jaas_quote(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _read_properties(path: str) -> dict[str, str]:
+def _read_properties(path: str) -> dict[str, tuple[str, int]]:
+    """KEY -> (VALUE, line number) of a Java properties file."""
     from bench.config.files import FileError, read_text  # regular, size-capped UTF-8 text
 
     try:
         text = read_text(path, "--kafka-config-file")
     except FileError as exc:
         raise KafkaConfigError(str(exc)) from None
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, int]] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith(("#", "!")):
@@ -208,7 +223,7 @@ def _read_properties(path: str) -> dict[str, str]:
             raise KafkaConfigError(f"--kafka-config-file {path}:{number}: expected KEY=VALUE")
         if (key := line[:sep].strip()) in out:
             raise KafkaConfigError(f"--kafka-config-file {path}:{number}: {key} is given twice; keep one")
-        out[line[:sep].strip()] = line[sep + 1:].strip()
+        out[key] = (line[sep + 1:].strip(), number)
     return out
 
 
