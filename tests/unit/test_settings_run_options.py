@@ -68,7 +68,8 @@ def _id(value: Any) -> str | None:
     (["--brokers", "3"], lambda p: p.platform_options["brokers"], 3),
     (["--connector", "python"], lambda p: p.platform_options["connector"], "python"),
     (["--metrics-port", "19999"], lambda p: p.platform_options["metrics_port"], 19999),
-    (["--kafka-config", "security.protocol=SSL"],
+    # (a secured client needs a Kafka that is secured: bench's own broker is PLAINTEXT only)
+    (["--bootstrap-servers", "localhost:9093", "--kafka-config", "security.protocol=SSL"],
      lambda p: p.kafka_security.redacted().get("security.protocol"), "SSL"),
 ], ids=_id)
 def test_a_run_option_reaches_the_run(args: list[str], where: Callable[[PreparedRun], Any], expected: Any) -> None:
@@ -92,9 +93,10 @@ def test_benchmark_and_execution_files_are_what_runs(tmp_path: Path) -> None:
 def test_kafka_config_file_reaches_every_client_and_the_option_wins(tmp_path: Path) -> None:
     props = tmp_path / "client.properties"
     props.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username=u\nsasl.password=p\n")
-    p = resolved(["--kafka-config-file", str(props)])
+    kafka = ["--bootstrap-servers", "localhost:9093"]  # a secured Kafka: bench's own broker is PLAINTEXT only
+    p = resolved([*kafka, "--kafka-config-file", str(props)])
     assert p.kafka_security.redacted()["sasl.mechanism"] == "PLAIN"
-    p = resolved(["--kafka-config-file", str(props), "--kafka-config", "sasl.mechanism=SCRAM-SHA-256"])
+    p = resolved([*kafka, "--kafka-config-file", str(props), "--kafka-config", "sasl.mechanism=SCRAM-SHA-256"])
     assert p.kafka_security.redacted()["sasl.mechanism"] == "SCRAM-SHA-256"
 
 
