@@ -11,6 +11,7 @@ result JSON and ``--resume`` all see the sized run. A resumed run reads
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from bench.config.model import Benchmark
@@ -19,7 +20,7 @@ from bench.execution.deployment import build_objects
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.patchers.apply import find_kind
 from bench.search import sizing
-from bench.search.prediction import measure, probe_duration
+from bench.search.prediction import guesses, measure, predict_capacity, predict_demand, probe_duration
 from bench.search.sizing import AutoSize
 
 #: a lowered CPU limit at least this share of the probed one: one instance's records/s is
@@ -151,3 +152,22 @@ def objects_cpu(runner: ExperimentRunner, load: float, resources: float) -> floa
     cfg = runner.cfg
     return sut_cpu(cfg.benchmark, build_objects(runner.registry, cfg.benchmark, cfg.execution, cfg.params, load,
                                                 resources))
+
+
+def search_guesses(made: sizing.Sizing | None, metric: str, loads: Sequence[float], resources: Sequence[float]
+                   ) -> dict[float, int] | None:
+    """Where the search starts each walk, from the sizing's one-instance records/s (as
+    ``--predict``'s probe does); None without a measured figure.
+
+    The bracket search otherwise walks the heaviest load up from one instance: at the
+    sized loads (demands 1, 2, 3) one experiment more, the heaviest load on one instance,
+    which the probe already saw fail (it processed a fraction of a lighter load). Each
+    entry is still a measured verdict: the walk confirms a pass by its neighbour's failure."""
+    if made is None or made.per_instance_rate <= 0:
+        return None
+    rates = {x: made.rates[x] for x in loads if x in made.rates}
+    if len(rates) != len(loads):
+        return None
+    if metric == "capacity":
+        return guesses(predict_capacity(rates, resources, made.per_instance_rate), loads)
+    return guesses(predict_demand(rates, resources, made.per_instance_rate), resources)
