@@ -33,7 +33,11 @@ Where the SUT reports its batches itself (a Spark driver on a local platform:
 ``spark-input-rows`` and ``spark-batch-end``), what it processed is the rows read
 between the first and the last batch end after the warm-up, an exact span
 (:mod:`bench.slo.batch_progress`); the lag's growth between two sampled commits is off
-by up to a sampling interval at each end of the span. Exact is not the same as
+by up to a sampling interval at each end of the span. Far above its capacity a
+micro-batch SUT's batches grow by the overload's factor each, and one batch end after
+the warm-up is all a probe may see: then that one whole batch, measured from the end
+before it (never the query's first two batches, its start-up), is the figure
+(:func:`last_batch_read`). Exact is not the same as
 representative: a SUT that reads more per second in larger batches (UC4) reads more in
 a saturated probe's growing batches than in the short ones of a run that keeps up, so
 its demands are predicted low (UC4 at 7 levels: 8,566 records/s per instance, 2
