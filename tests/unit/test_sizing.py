@@ -171,3 +171,16 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
     assert again.experiments == []  # every experiment answered from disk, no probe
     assert resumed.table == outcome.table
     assert any("not probed again" in m for m in said)
+
+
+def test_uc1_quiet_and_loaded_keep_the_cpu_limit_at_the_probe_s_rate() -> None:
+    """UC1's quarter-core instance read 14,770 records/s on a quiet 2-core machine and
+    9,764 on a loaded one: at the probe's 40,000 records/s both fit three demands without
+    a lower CPU limit (at 25,000 the quiet one was lowered to 0.169 core)."""
+    asked = autosize.PROBE_RATE_PER_CORE * 2
+    for capacity in (14770.0, 9764.0):
+        chosen, lower, _ = sizing.plan(probe(capacity, asked=asked, written=asked), sensors)
+        assert lower is None
+        assert sorted(sizing.demand_of(r, capacity) for r in chosen.values()) == [1, 2, 3]
+    _, lower, _ = sizing.plan(probe(14770.0, asked=25000, written=25000), sensors)
+    assert lower is not None
