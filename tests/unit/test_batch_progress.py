@@ -73,13 +73,18 @@ def test_a_pair_repeated_by_samples_is_one_batch_end_and_end_zero_is_none() -> N
     assert batch_ends(None, ends, 0.0) == [] and rate_between_ends(rows, None, 0.0) is None
 
 
-def test_with_one_batch_end_after_the_warm_up_the_probe_falls_back_to_the_lag() -> None:
-    series, _ = simulate(1e12, 0.0, seconds=60.0)  # uncapped: batches grow past the probe
+def test_with_one_batch_end_after_the_warm_up_the_probe_reads_that_whole_batch() -> None:
+    series, truth = simulate(1e12, 0.0, seconds=60.0)  # uncapped: batches grow past the probe
     assert len(batch_ends(series["spark-input-rows"], series["spark-batch-end"], 30.0)) < 2
-    with pytest.raises(prediction.ProbeInconclusive):
-        prediction.measure(series["lag"], 30.0, 7.0, 1.0, RATE, series["generated-records"],
-                           series["spark-input-rows"], series["spark-batch-end"])
-    assert not prediction.probe_complete(series, 30.0, RATE)
+    probe = prediction.measure(series["lag"], 30.0, 7.0, 1.0, RATE, series["generated-records"],
+                               series["spark-input-rows"], series["spark-batch-end"])
+    (e0, r0), (e1, r1) = truth[1], truth[2]  # the third batch, from the second's end to its own
+    assert probe.source == "batches" and probe.per_instance_rate == pytest.approx((r1 - r0) / (e1 - e0), rel=1e-9)
+    assert prediction.probe_complete(series, 30.0, RATE)
+    # before the third batch ends, only the start-up batch and the JVM's first one: no rate
+    early = {k: Series(v.timestamps[:7], v.values[:7]) for k, v in series.items()}  # up to 30 s
+    assert prediction.last_batch_read(early["lag"], 5.0, early["spark-input-rows"],
+                                      early["spark-batch-end"]) is None
 
 
 def test_two_batch_ends_complete_the_probe() -> None:

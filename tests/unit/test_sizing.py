@@ -13,6 +13,7 @@ from bench.analysis.report import build_report
 from bench.analysis.runs import open_run
 from bench.api import ExperimentSpec, Sample
 from bench.config.model import parse_benchmark, parse_execution
+from bench.execution import autosize
 from bench.execution.config import RunConfig
 from bench.execution.run import Engine
 from bench.search import sizing
@@ -152,7 +153,7 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
     platform = CommittingPlatform()
     outcome = await Engine(registry, cfg(False), platform, lambda m, t: said.append(m), clock=clock,
                            sleep=clock.sleep).run()
-    assert platform.experiments[0] == (20000.0 * (os.cpu_count() or 1) / 2, 1.0)  # the probe, on one instance
+    assert platform.experiments[0] == (autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1), 1.0)  # the probe
     assert outcome.table == {500.0: 1.0, 1500.0: 2.0, 2500.0: 3.0}
     assert outcome.sizing is not None and outcome.sizing.resources == [1.0, 2.0, 3.0, 4.0]
     first = said.index(next(m for m in said if m.startswith("sized for this machine")))
@@ -170,3 +171,16 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
     assert again.experiments == []  # every experiment answered from disk, no probe
     assert resumed.table == outcome.table
     assert any("not probed again" in m for m in said)
+
+
+def test_uc1_quiet_and_loaded_keep_the_cpu_limit_at_the_probe_s_rate() -> None:
+    """UC1's quarter-core instance read 14,770 records/s on a quiet 2-core machine and
+    9,764 on a loaded one: at the probe's 40,000 records/s both fit three demands without
+    a lower CPU limit (at 25,000 the quiet one was lowered to 0.169 core)."""
+    asked = autosize.PROBE_RATE_PER_CORE * 2
+    for capacity in (14770.0, 9764.0):
+        chosen, lower, _ = sizing.plan(probe(capacity, asked=asked, written=asked), sensors)
+        assert lower is None
+        assert sorted(sizing.demand_of(r, capacity) for r in chosen.values()) == [1, 2, 3]
+    _, lower, _ = sizing.plan(probe(14770.0, asked=25000, written=25000), sensors)
+    assert lower is not None

@@ -75,3 +75,25 @@ def test_without_the_sli_the_lag_decides_as_before() -> None:
     probe = prediction.measure(series["lag"], 10.0, 5200, 1, LOAD_RATE, series["generated-records"])
     assert probe.source == "lag"
     assert probe.per_instance_rate == pytest.approx(CAPACITY, rel=0.01)
+
+
+def test_one_whole_batch_after_the_warm_up_is_read_exactly_not_the_window_s_commits() -> None:
+    """UC1 at 0.204 core, 12,000 records/s, as measured: a start-up batch, the JVM's first
+    (15,966 rows in 22 s) and one of 264,859 rows in 35.3 s that ended after the warm-up;
+    the committed offsets' window holds that one commit whole. The figure is that batch."""
+    t = [1796566078.6 + 5.0 * i for i in range(13)]
+    ends_at = [(1796566077.507, 0.0), (1796566102.035, 15966.0), (1796566137.338, 280825.0)]
+
+    def last(x: float, k: int) -> float:
+        return max((pair[k] for pair in ends_at if pair[0] <= x), default=0.0)
+
+    rows = Series(t, [last(x, 1) for x in t])
+    ends = Series(t, [last(x, 0) for x in t])
+    lag = Series(t, [12000.0 * (x - t[0]) - last(x, 1) for x in t])
+    committed = Series(t[1:], [(last(b, 1) - last(a, 1)) / 5.0 for a, b in zip(t, t[1:], strict=False)])
+    probe = prediction.measure(lag, 30.0, 12000, 1, 12000.0, None, rows, ends, committed)
+    assert probe.source == "batches" and probe.saturated
+    assert probe.per_instance_rate == pytest.approx(264859.0 / 35.303, rel=1e-3)  # 7,503
+    # the window's committed growth alone: the one batch counted over 30 s, not its 35
+    window = prediction.committed_rate(committed, t[6], t[-1], grid=lag)
+    assert window is not None and abs(window / probe.per_instance_rate - 1) > 0.1

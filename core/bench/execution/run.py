@@ -123,6 +123,10 @@ class Engine:
                 keys = problem.loads if problem.metric == "capacity" else problem.resources
                 self.progress(f"search: {strategy.name}, {strategy.prediction_walk}", False)
                 searched = await strategy.from_prediction(problem, guesses(prediction.predicted, keys))
+            elif (start := autosize.search_guesses(sized, problem.metric, problem.loads, problem.resources)
+                  ) is not None and strategy.from_prediction is not None:
+                # a sized run starts each walk at the demand the sizing probe expects
+                searched = await strategy.from_prediction(problem, start)
             else:
                 searched = await strategy.search(problem)
         finally:

@@ -10,10 +10,12 @@ placed between the capacity boundaries, at :data:`MULTIPLES` (0.5, 1.5, 2.5) x `
 so that they need 1, 2 and 3 instances and no verdict sits on a boundary, where a
 repetition's noise decides it. Only loads the load path can push are kept.
 
-Where too few of them fit (one instance keeps up with nearly all the load path pushes,
-or the probe did not even saturate it), a lower CPU limit per instance
-(``cpuPerInstance``) makes instances slower and the curve fits again: the probe is
-repeated at the lower limit (:func:`lower_cpu`). Where the limit cannot be lowered (the
+A multiple beyond the load path that still needs its own demand is moved down to what
+the path pushes. Where still too few fit (one instance keeps up with nearly all the
+load path pushes, or the probe did not even saturate it), a lower CPU limit per
+instance (``cpuPerInstance``) makes instances slower and the curve fits again
+(:func:`lower_cpu`): one instance's records/s is then estimated in proportion to its
+CPU, and probed again only for a deep cut or an unsaturated probe. Where the limit cannot be lowered (the
 user set it, or the SUT has none), bench says so in one line with what to do.
 
 Everything here is pure arithmetic on the probe's figures and on ``rate_of`` (a load
@@ -38,13 +40,17 @@ BOUNDARY_MARGIN = 0.15
 #: of the records/s the load path pushed when it fell behind, the share a load may ask
 #: (a generator more than 1 % short faults the experiment)
 PATH_SHARE = 0.7
+#: a load moved down to what the load path pushes takes the first of these shares of it
+#: that its value's rounding to two digits (up to 5 %) keeps within it
+PATH_FILL = (0.97, 0.92)
 #: the fewest distinct demands a sized run aims at; fewer lower the CPU limit
 MIN_DEMANDS = 2
 #: the lowest CPU limit per instance bench chooses by itself (cores): below it a
 #: micro-batch's fixed cost dominates what an instance does
 MIN_CPU = 0.05
-#: the probes at most, a lowered CPU limit measured again each time
-MAX_PROBES = 3
+#: the probes at most: a lowered CPU limit is estimated in proportion where it can be
+#: (:data:`bench.execution.autosize.ESTIMATE_SHARE`), measured again only where not
+MAX_PROBES = 2
 FILE = "exp{id}-sizing.json"
 
 
@@ -267,13 +273,22 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
     demands: set[int] = set()
     whole: dict[float, float] | None = None
     for m in multiples:
-        target = m * capacity
-        near = candidates_near(target, rate_of, whole)
-        if len(near) > 1:
-            whole = near
-        fits = [(abs(math.log(r / target)), v, r) for v, r in near.items()
-                if 0 < r <= usable and clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands
-                and v not in chosen]
+        targets = [m * capacity]
+        if m * capacity > usable:
+            # the heaviest the path pushes may still ask this demand, clear of its
+            # boundaries: a curve up to the load path's limit rather than a lower CPU limit
+            targets = [f * usable for f in PATH_FILL if demand_of(f * usable, capacity) == demand_of(
+                m * capacity, capacity) and clear_of_boundary(f * usable, capacity)]
+        fits: list[tuple[float, float, float]] = []
+        for target in targets:
+            near = candidates_near(target, rate_of, whole)
+            if len(near) > 1:
+                whole = near
+            fits = [(abs(math.log(r / target)), v, r) for v, r in near.items()
+                    if 0 < r <= usable and clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands
+                    and v not in chosen]
+            if fits:
+                break
         if not fits:
             continue
         _, value, rate = min(fits)

@@ -1,0 +1,97 @@
+"""A curve on a machine twice as fast or twice as slow (issue 67, items 4 and 5), on the
+fake platform: one instance processes ``speed`` x 10,000 records/s per quarter core (UC1's
+figure on a 2-core machine), in proportion to its CPU limit. Whatever the speed, and with
+a CPU limit the user gave (``--set sut.cpuPerInstance=0.5`` / ``0.125``), the sized run
+measures distinct demands: three where bench may choose the limit, at least two where the
+user fixed it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench.api import ExperimentSpec, Sample, UseCase, standard_benchmark
+from bench.config.model import parse_benchmark, parse_execution
+from bench.execution import autosize
+from bench.execution.config import RunConfig
+from bench.execution.run import Engine
+from bench.search.sizing import AutoSize
+
+from tests.unit import verdict_runs
+from tests.unit.fakes import FakePlatform
+from tests.unit.test_engine import SimClock
+
+PER_QUARTER_CORE = 10_000.0
+
+
+def benchmark() -> dict[str, Any]:
+    return standard_benchmark("fake", {"input": 4}, generator={"sensors": 10}, cpu_per_instance=0.25)
+
+
+USE_CASE = UseCase(name="fake", description="fake for tests", default_benchmark=benchmark, sut_process="fake")
+
+
+class Machine(FakePlatform):
+    """Instances as fast as their CPU limit and the machine's speed; the SUT's committed
+    records/s sampled as ``processed-rate``."""
+
+    def __init__(self, speed: float) -> None:
+        super().__init__()
+        self.speed = speed
+        self.cpus: list[float] = []
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        self.samples_in_rep += 1
+        self.clock += self.interval
+        sut = next(o for o in spec.objects if o["kind"] == "BenchSut")
+        gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
+        cpu = float(sut["spec"]["cpuPerInstance"])
+        if self.samples_in_rep == 1:
+            self.cpus.append(cpu)
+        rate = gen["spec"]["sensors"] * 1000 / gen["spec"]["periodMs"]
+        processed = min(rate + self.lag / self.interval, sut["spec"]["replicas"] * PER_QUARTER_CORE * self.speed
+                        * cpu / 0.25)
+        self.lag = max(0.0, self.lag + (rate - processed) * self.interval)
+        return Sample(self.clock, {"lag": self.lag, "processed-rate": processed})
+
+
+async def sized_table(tmp_path: Path, speed: float, cpu: float | None) -> tuple[dict[float, float | None], Machine]:
+    doc = parse_benchmark(benchmark())
+    if cpu is not None:
+        doc = autosize.with_cpu(doc, cpu)
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1]},
+        "execution": {"duration": 120, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False}})
+    auto = AutoSize(True, True, None if cpu is None else "--set sut.cpuPerInstance")
+    cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
+                    auto=auto)
+    clock = SimClock()
+    machine = Machine(speed)
+    outcome = await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: None, clock=clock,
+                           sleep=clock.sleep).run()
+    return outcome.table, machine
+
+
+@pytest.mark.parametrize("speed", [0.5, 1.0, 2.0])
+async def test_three_demands_on_a_slower_or_faster_machine(tmp_path: Path, speed: float,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 2)  # the probe's load: the 2-core machine's
+    table, machine = await sized_table(tmp_path, speed, None)
+    assert len({v for v in table.values() if v is not None}) >= 3, table
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert [p["source"] for p in stored["probes"]][0] == "committed" and machine.cpus[0] == 0.25
+    assert sum(p["source"] != "estimated" for p in stored["probes"]) == 1  # one probe: a lower limit is estimated
+    assert (stored["cpuLoweredFrom"] is not None) == (speed > 1)  # lowered only where the path cannot show 3
+
+
+@pytest.mark.parametrize("cpu", [0.5, 0.125])
+async def test_a_cpu_limit_given_is_kept_and_still_shows_two_demands(tmp_path: Path, cpu: float,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    table, machine = await sized_table(tmp_path, 1.0, cpu)
+    assert set(machine.cpus) == {cpu}
+    assert len({v for v in table.values() if v is not None}) >= 2, table
