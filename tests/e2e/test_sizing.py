@@ -33,7 +33,10 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
     assert probe["per_instance_rate"] == pytest.approx(CAPACITY, rel=0.05), sizing
     assert probe["saturated"] is True and len(sizing["probes"]) == 1, sizing  # the given limit is kept
     assert sizing["resources"] is None and sizing["cpuLoweredFrom"] is None, sizing
-    assert sizing["loads"] == [500.0, 1500.0], sizing  # 0.5 and 1.5 capacities: demands 1 and 2
+    # about 0.5 and 1.5 capacities (rounded from the probe's figure): clear of the boundary
+    # at one capacity, so their demands are 1 and 2
+    low, high = (float(v) for v in sizing["loads"])
+    assert 0.3 * CAPACITY <= low <= 0.7 * CAPACITY and 1.3 * CAPACITY <= high <= 1.7 * CAPACITY, sizing
     table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
-    assert table == {500.0: "1", 1500.0: "2"} or len(set(table.values())) >= 2, out.stdout[-2000:]
+    assert table == {low: "1", high: "2"} or len(set(table.values())) >= 2, out.stdout[-2000:]
     assert "sized for this machine" in out.stderr and "sized for this machine" in out.stdout
