@@ -211,7 +211,7 @@ def parse_yaml(text: str, label: str) -> Any:
     except (ValueError, TypeError, OverflowError) as exc:
         if isinstance(exc, FileError):
             raise
-        # a well-formed scalar PyYAML cannot build, e.g. the date 2024-13-45
+        # a well-formed scalar PyYAML cannot build, e.g. a date in a thirteenth month
         raise FileError(f"{label}: a value cannot be read: {' '.join(str(exc).split())}") from None
 
 
