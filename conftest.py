@@ -9,7 +9,6 @@ with each plugin (plugins/*/tests/) alike. Both start only when a test asks for 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,31 +22,10 @@ hypothesis_settings.register_profile("explore", deadline=None)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
-@pytest.fixture(scope="session")
-def kafka_bootstrap() -> Iterator[str]:
-    """host:port of a Kafka-protocol broker (the embedded default) for this session."""
-    given = os.environ.get("BENCH_TEST_BOOTSTRAP")
-    if given:
-        yield given
-        return
-    from bench.runtime.kafka.broker import running_broker
-
-    with running_broker() as broker:
-        yield broker.bootstrap_servers
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    """One local[1] SparkSession (bench-kafka registered) shared by all e2e tests."""
-    from bench.runtime.spark.session import build_session
-
-    session = build_session("local[1]", "bench-tests", 1)
-    try:
-        yield session
-    finally:
-        from bench.runtime.spark.session import stop_session
-
-        stop_session(session)
+# kafka_bootstrap (a broker for the session, BENCH_TEST_BOOTSTRAP or the embedded one) and
+# spark (one local[1] SparkSession) come from bench's own testing kit
+# (bench.pytest_plugin, entry point pytest11): the repository's tests use what plugin
+# authors get.
 
 
 # Fixtures that start real parts: a test using one is end to end, whatever its folder,
