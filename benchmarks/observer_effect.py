@@ -58,10 +58,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import dataclasses
 import math
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -377,6 +379,9 @@ def main() -> int:
           f"bare: {BARE_SIDE.get(args.off, f'no {args.off}') if not args.bare_conf else SETTINGS_SIDE}"
           f"{'; both sides at once' if args.together else '; the sides one after the other'}", flush=True)
     results: dict[str, dict[str, list[Measured]]] = {p: {m: [] for m in MODES} for p in plugins}
+    # one folder for every run's result files, removed at exit: only the printed figures are kept
+    workdir = tempfile.mkdtemp(prefix="bench-observer-")
+    atexit.register(shutil.rmtree, workdir, True)
     for i in range(pairs):
         for plugin in plugins:
             load = args.load or (QUICK_LOAD if args.quick else {}).get(plugin) or SATURATING.get(plugin, 60_000.0)
@@ -384,7 +389,7 @@ def main() -> int:
                 "plugin": plugin, "loads": f"{load:g}", "resources": "1", "duration": seconds,
                 "warmup": min(warmup, seconds / 2), "repetitions": 1,
                 "sets": (f"sut.cpuPerInstance={args.cpu_per_instance}",), "connector": args.connector,
-                "platform_name": "embedded", "results_dir": tempfile.mkdtemp(prefix="bench-observer-"),
+                "platform_name": "embedded", "results_dir": os.path.join(workdir, f"{plugin}-{i}"),
                 "spark_conf": tuple(args.conf), "bare_conf": tuple(args.bare_conf),
             }
             order = MODES if i % 2 == 0 else MODES[::-1]
