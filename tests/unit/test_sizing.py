@@ -153,7 +153,8 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
     platform = CommittingPlatform()
     outcome = await Engine(registry, cfg(False), platform, lambda m, t: said.append(m), clock=clock,
                            sleep=clock.sleep).run()
-    assert platform.experiments[0] == (autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1), 1.0)  # the probe
+    assert platform.experiments[0] == (autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1),
+                                      autosize.PROBE_INSTANCES)  # the probe
     assert outcome.table == {500.0: 1.0, 1500.0: 2.0, 2500.0: 3.0}
     assert outcome.sizing is not None and outcome.sizing.resources == [1.0, 2.0, 3.0, 4.0]
     first = said.index(next(m for m in said if m.startswith("sized for this machine")))

@@ -51,8 +51,8 @@ def sizing_note(exp_id: int, made: Sizing | None) -> list[str]:
     give one's own values; the advice where no curve fitted."""
     if made is None:
         return []
-    return [f"  sized for this machine (exp{exp_id}-sizing.json): one instance {made.per_instance_rate:,.0f} "
-            "records/s; --loads/--resources give your own", *([f"  {made.advice}"] if made.advice else [])]
+    return [f"  sized for this machine (exp{exp_id}-sizing.json): {made.per_instance_rate:,.0f} records/s "
+            "per instance; --loads/--resources give your own", *([f"  {made.advice}"] if made.advice else [])]
 
 
 def auto_size(auto: list[bool], params: dict[str, Any], bench_file: Any) -> AutoSize | None:

@@ -79,6 +79,8 @@ class ProbeFigures:
     load: float = 0.0
     seconds: float = 0.0
     source: str = ""
+    #: the instances the probe ran (its records/s divided among them)
+    instances: float = 1.0
 
     @property
     def path_limited(self) -> bool:
@@ -147,13 +149,15 @@ class Sizing:
         lines = []
         for p in self.probes:
             cpu = f"{p.cpu:g} core per instance" if p.cpu else "no CPU limit"
+            on = f"{p.instances:g} instances, " if p.instances != 1 else ""
             bound = "" if p.saturated else " at least (not saturated)"
             path = (f"the load path pushed {p.path_rate:,.0f} of {p.load_rate:,.0f} records/s" if p.path_limited
                     else f"the load path kept up with {p.load_rate:,.0f} records/s")
             if p.source == "estimated":
-                lines.append(f"sizing estimate ({cpu}): one instance {p.per_instance_rate:,.0f} records/s")
+                lines.append(f"sizing estimate ({cpu}): {p.per_instance_rate:,.0f} records/s per instance")
                 continue
-            lines.append(f"sizing probe ({cpu}): one instance {p.per_instance_rate:,.0f} records/s{bound}; {path}")
+            lines.append(f"sizing probe ({on}{cpu}): {p.per_instance_rate:,.0f} records/s per instance{bound}; "
+                         f"{path}")
         chosen = []
         if self.loads is not None:
             chosen.append("loads " + ", ".join(f"{x:g} ({self.rates.get(x, 0):,.0f} records/s)" for x in self.loads))
