@@ -141,7 +141,7 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
     execution = parse_execution({
         "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [4500, 6500]},
         "resources": {"resourceType": "Instances", "resourceValues": [1, 2]},
-        "execution": {"duration": 120, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
                       "sampleInterval": 5, "earlyStop": False}})
 
     def cfg(resume: bool) -> RunConfig:
@@ -185,3 +185,12 @@ def test_uc1_quiet_and_loaded_keep_the_cpu_limit_at_the_probe_s_rate() -> None:
         assert sorted(sizing.demand_of(r, capacity) for r in chosen.values()) == [1, 2, 3]
     _, lower, _ = sizing.plan(probe(14770.0, asked=25000, written=25000), sensors)
     assert lower is not None
+
+
+def test_the_demands_shown_are_as_many_as_their_experiments_time_fits() -> None:
+    """k demands take at least 2k - 1 experiments: UC1's 90-s ones fit 3 in the budget,
+    UC2's 120-s ones 2, never fewer than 2 nor more than asked."""
+    assert sizing.demands_within(60) == 3 and sizing.demands_within(90) == 3
+    assert sizing.demands_within(120) == 2 and sizing.demands_within(300) == 2
+    assert sizing.demands_within(90 * 3) == 2  # three repetitions of 90 s
+    assert sizing.demands_within(60, most=1) == 1  # one resource amount given: one demand to show

@@ -71,7 +71,7 @@ async def sized_table(tmp_path: Path, speed: float, cpu: float | None, overhead:
     execution = parse_execution({
         "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
         "resources": {"resourceType": "Instances", "resourceValues": [1]},
-        "execution": {"duration": 120, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
                       "sampleInterval": 5, "earlyStop": False}})
     auto = AutoSize(True, True, None if cpu is None else "--set sut.cpuPerInstance")
     cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,

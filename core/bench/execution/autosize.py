@@ -95,8 +95,9 @@ def probe_load(runner: ExperimentRunner, target: float) -> float:
 
 async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSize, progress: ProgressFn,
                          cores: int) -> sizing.Sizing | None:
-    """Probe one instance (again at a lower CPU limit where the curve does not fit) and
-    choose; None when no probe gave a figure (the run keeps the use case's loads)."""
+    """Probe :func:`probe_instances` instances (again at a lower CPU limit where the curve
+    does not fit) and choose as many demands as :func:`bench.search.sizing.demands_within`
+    the experiments' time; None when no probe gave a figure (the run keeps the use case's loads)."""
     ex = cfg.execution.execution
     seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
     resources = probe_instances(auto, cfg.execution.resources.resourceValues)
@@ -104,6 +105,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     # given resources: only the demands they can show (a load beyond them has none)
     most = max(cfg.execution.resources.resourceValues)
     multiples = sizing.MULTIPLES if auto.resources else tuple(m for m in sizing.MULTIPLES if m < most) or (0.5,)
+    if auto.loads:
+        multiples = multiples[:sizing.demands_within(float(ex.duration) * ex.repetitions, len(multiples))]
     given = None if auto.loads else [runner.rate_of(x) for x in cfg.execution.load.loadValues]
     original = cfg.benchmark
     original_cpu = objects_cpu(runner, load, resources)

@@ -3,12 +3,15 @@
 One instance of a use case sustains from under 5,000 to over 40,000 records/s on
 machines of one kind (docs/performance.md), so a use case's fixed default loads showed
 a curve on one machine and a flat table on the next. With ``--loads auto`` (the default
-when no loads are given) bench first probes one instance at a heavy load
-(:mod:`bench.search.prediction`): what it processed is its capacity ``c``, what the
-generators wrote is what the load path (generator and broker) pushes. The loads are then
-placed between the capacity boundaries, at :data:`MULTIPLES` (0.5, 1.5, 2.5) x ``c``,
-so that they need 1, 2 and 3 instances and no verdict sits on a boundary, where a
-repetition's noise decides it. Only loads the load path can push are kept.
+when no loads are given) bench first probes two instances at a heavy load
+(:mod:`bench.search.prediction`; two, because a SUT process's fixed cost is shared by
+its instances, :data:`bench.execution.autosize.PROBE_INSTANCES`): what they processed,
+per instance, is the capacity ``c``, what the generators wrote is what the load path
+(generator and broker) pushes. The loads are then placed between the capacity
+boundaries, at :data:`MULTIPLES` (0.5, 1.5, 2.5) x ``c``, so that they need 1, 2 and 3
+instances and no verdict sits on a boundary, where a repetition's noise decides it; as
+many of them as the experiments' time fits (:func:`demands_within`). Only loads the
+load path can push are kept.
 
 A multiple beyond the load path that still needs its own demand is moved down to what
 the path pushes. Where still too few fit (one instance keeps up with nearly all the
@@ -45,6 +48,13 @@ PATH_SHARE = 0.7
 PATH_FILL = (0.97, 0.92)
 #: the fewest distinct demands a sized run aims at; fewer lower the CPU limit
 MIN_DEMANDS = 2
+#: seconds of load a sized run's search may spend, at one experiment's duration (times
+#: its repetitions) each:
+#: ``k`` demands take at least ``2k - 1`` experiments (each load's demand passes and the
+#: amount below it fails; the lightest needs no failure). So UC1's 90-s experiments show
+#: 3 demands (450 s), UC2-UC4's 120-s ones 2 (360 s): a newcomer's first run, probe and
+#: SUT starts included, stays near 7-8 minutes rather than 13 (docs/performance.md)
+LOAD_BUDGET_S = 450.0
 #: the lowest CPU limit per instance bench chooses by itself (cores): below it a
 #: micro-batch's fixed cost dominates what an instance does
 MIN_CPU = 0.05
@@ -308,14 +318,23 @@ def resources_for(rates: Sequence[float], capacity: float) -> list[float]:
     return [float(n) for n in range(1, top + 1)]
 
 
-def lower_cpu(probe: ProbeFigures, usable: float) -> float | None:
-    """The CPU limit per instance at which :data:`MULTIPLES`' heaviest fits the load path:
+def demands_within(duration: float, most: int = len(MULTIPLES)) -> int:
+    """The demands a sized run shows whose least experiments fit :data:`LOAD_BUDGET_S`
+    (at least :data:`MIN_DEMANDS`, at most ``most``)."""
+    k = most
+    while k > MIN_DEMANDS and (2 * k - 1) * float(duration) > LOAD_BUDGET_S:
+        k -= 1
+    return k
+
+
+def lower_cpu(probe: ProbeFigures, usable: float, multiples: Sequence[float] = MULTIPLES) -> float | None:
+    """The CPU limit per instance at which the heaviest of ``multiples`` fits the load path:
     the SUT's records/s taken as proportional to its CPU (a micro-batch's fixed cost
     makes it less than proportional: the next probe measures the truth). None where it
     cannot be lowered (no limit) or would fall below :data:`MIN_CPU`."""
     if probe.cpu <= 0 or probe.per_instance_rate <= 0:
         return None
-    wanted = usable / max(MULTIPLES) / probe.per_instance_rate  # <= 1 when too few loads fit
+    wanted = usable / max(multiples) / probe.per_instance_rate  # <= 1 when too few loads fit
     if not probe.saturated:
         wanted *= 0.7  # a lower bound: the instance is faster than it showed
     cpu = math.floor(probe.cpu * wanted * 1000) / 1000
@@ -347,7 +366,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
     why = ("the probe did not saturate one instance" if not probe.saturated else
            f"one instance takes {capacity:,.0f} of the {usable:,.0f} records/s the load path can push")
     if cpu_fixed is None:
-        cpu = lower_cpu(probe, usable)
+        cpu = lower_cpu(probe, usable, multiples)
         if cpu is not None:
             return chosen, cpu, f"{why}: a lower CPU limit per instance ({cpu:g} core) makes room for a curve"
     return chosen, None, why
