@@ -98,11 +98,14 @@ async def test_three_demands_on_a_slower_or_faster_machine(tmp_path: Path, speed
     assert (stored["cpuLoweredFrom"] is not None) == (speed > 1)  # lowered only where the path cannot show 3
 
 
+@pytest.mark.parametrize("overhead", [0.0, 0.05])
 @pytest.mark.parametrize("cpu", [0.5, 0.125])
-async def test_a_cpu_limit_given_is_kept_and_still_shows_two_demands(tmp_path: Path, cpu: float,
+async def test_a_cpu_limit_given_is_kept_and_still_shows_two_demands(tmp_path: Path, cpu: float, overhead: float,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also where the SUT process's fixed cost (``overhead`` cores) takes 40 % of an
+    eighth-core instance."""
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    table, machine = await sized_table(tmp_path, 1.0, cpu)
+    table, machine = await sized_table(tmp_path, 1.0, cpu, overhead)
     assert set(machine.cpus) == {cpu}
     assert len({v for v in table.values() if v is not None}) >= 2, table
 
