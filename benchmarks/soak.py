@@ -79,7 +79,7 @@ def execution_doc(loads: Sequence[int], resources: Sequence[int], duration: floa
         "benchmark": "calibrated",
         "load": {"loadType": "NumSensors", "loadValues": list(loads)},
         "resources": {"resourceType": "Instances", "resourceValues": list(resources)},
-        "execution": {"strategy": {"name": "full"}, "duration": duration, "warmup": warmup,
+        "execution": {"strategy": {"name": "full", "restrictions": []}, "duration": duration, "warmup": warmup,
                       "sampleInterval": sample_interval, "repetitions": 1, "afterTeardownDelay": 0,
                       "earlyStop": False},
     }
