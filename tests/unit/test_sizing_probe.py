@@ -97,3 +97,19 @@ def test_one_whole_batch_after_the_warm_up_is_read_exactly_not_the_window_s_comm
     # the window's committed growth alone: the one batch counted over 30 s, not its 35
     window = prediction.committed_rate(committed, t[6], t[-1], grid=lag)
     assert window is not None and abs(window / probe.per_instance_rate - 1) > 0.1
+
+
+def test_a_sut_behind_all_the_window_long_is_saturated_even_while_it_catches_up() -> None:
+    """Two UC1 instances read 40,102 records/s of a load of 40,000 in the probe's window
+    (their batches took all that waited) while the backlog of their start stayed at 2.5
+    million records: what they read is their capacity, not a lower bound."""
+    times = [float(t) for t in range(0, 70, 5)]
+    lag = Series(times, [min(t, 30.0) * 80_000.0 + max(t - 30.0, 0.0) * -100.0 for t in times])
+    ends = Series([32.0, 44.0, 56.0, 68.0], [32.0, 44.0, 56.0, 68.0])
+    rows = Series([32.0, 44.0, 56.0, 68.0], [1_000_000.0, 1_481_224.0, 1_962_448.0, 2_443_672.0])
+    probe = prediction.measure(lag, 30.0, 40_000, 2, 40_000.0, rows=rows, ends=ends)
+    assert probe.source == "batches" and probe.saturated
+    assert probe.per_instance_rate == pytest.approx(40_102 / 2, rel=0.01)
+    # the same reading with the backlog gone by the window's end: a lower bound, as before
+    caught_up = Series(times, [0.0 if t > 40 else v for t, v in zip(times, lag.values, strict=True)])
+    assert not prediction.measure(caught_up, 30.0, 40_000, 2, 40_000.0, rows=rows, ends=ends).saturated
