@@ -52,7 +52,8 @@ def test_three_loads_need_one_two_and_three_instances_clear_of_the_boundaries(ra
     assert sorted(demands) == [1, 2, 3]
     for rate in chosen.values():
         share = rate / 2400 - math.floor(rate / 2400)
-        assert 0.3 <= share <= 0.7, (rate, share)  # near 0.5 of an instance, not at an edge
+        # inside an instance's share, nearer its lower edge than its middle, never at an edge
+        assert sizing.BOUNDARY_MARGIN <= share <= 0.5, (rate, share)
 
 
 def test_decreasing_loads_come_as_their_values_ascending() -> None:
@@ -72,7 +73,7 @@ def test_an_instance_that_takes_all_the_path_pushes_gets_a_lower_cpu_limit() -> 
     chosen, lower, why = sizing.plan(probe(9000, written=10000), sensors)
     assert lower is not None and lower < 0.25
     # at the lower limit, proportionally slower, the heaviest multiple fits the path
-    assert 2.5 * 9000 * lower / 0.25 <= 7000 * 1.001
+    assert max(sizing.MULTIPLES) * 9000 * lower / 0.25 <= 7000 * 1.001
     assert "lower CPU limit" in why
 
 
@@ -155,14 +156,14 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
                            sleep=clock.sleep).run()
     assert platform.experiments[0] == (autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1),
                                       autosize.PROBE_INSTANCES)  # the probe
-    assert outcome.table == {500.0: 1.0, 1500.0: 2.0, 2500.0: 3.0}
+    assert outcome.table == {300.0: 1.0, 1300.0: 2.0, 2300.0: 3.0}
     assert outcome.sizing is not None and outcome.sizing.resources == [1.0, 2.0, 3.0, 4.0]
     first = said.index(next(m for m in said if m.startswith("sized for this machine")))
     assert all("load=" not in m or "probe" in m for m in said[:first])  # said before the first experiment
     stored = json.loads((tmp_path / f"exp{outcome.exp_id}-sizing.json").read_text())
-    assert stored["loads"] == [500.0, 1500.0, 2500.0]
+    assert stored["loads"] == [300.0, 1300.0, 2300.0]
     configured = json.loads((tmp_path / f"exp{outcome.exp_id}-execution-configuration.json").read_text())
-    assert configured["load"]["loadValues"] == [500.0, 1500.0, 2500.0]
+    assert configured["load"]["loadValues"] == [300.0, 1300.0, 2300.0]
     assert "sizing probe" in build_report([open_run(tmp_path)])
 
     said.clear()

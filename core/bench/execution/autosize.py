@@ -30,23 +30,21 @@ from bench.search.sizing import AutoSize
 #: (its window held one batch of a SUT still warming up); the search measures every
 #: entry anyway.
 ESTIMATE_SHARE = 0.4
-#: records/s per core of this machine the probe asks for: well above one limited
-#: instance, and 2.5 of UC1's quarter-core instances, so that the load path is known to
-#: push the heaviest sized load without a lower CPU limit. One such instance read 9,764
-#: records/s on a 2-core machine at load average ~10 and 14,770 on the same machine
-#: quiet: a probe of 25,000 lowered the limit to 0.169 there. Within what a generator and
-#: a broker push on a small machine (2 cores: 40,000-80,000 records/s in total,
-#: docs/performance.md); where they fall behind, sizing keeps to what they pushed.
-PROBE_RATE_PER_CORE = 20_000.0
+#: records/s per core of this machine the probe asks for: well above the probe's two
+#: limited instances, so that they fall behind and the load path is known to push the
+#: heaviest sized load. Two quarter-core UC1 instances read 40,102 records/s, all that
+#: 40,000 asked, with a backlog of 2.5 million records left by their start; the
+#: generator alone pushes 2 million records/s (docs/performance.md, "Generator"). Where
+#: the generators and the broker fall behind, sizing keeps to what they pushed.
+PROBE_RATE_PER_CORE = 40_000.0
 #: instances the probe runs, its records/s divided among them. A SUT process has a fixed
 #: cost its instances share (the JIT compiler, the collector, the driver's planning:
 #: 0.085-0.112 of a quarter core, docs/performance.md), so one instance's figure
 #: understates every larger amount: UC1's one quarter-core instance fell behind 14,000
 #: records/s while two kept up with 23,000 and three ran 23,000 in 2-s batches, and loads
 #: sized from one instance's records/s found demand 2 where 3 was sized. Two instances
-#: share that cost as the measured amounts do, and a probe of two overloaded less
-#: than one (its micro-batches grow more slowly) sees several whole batches, not one.
-#: Where instances scale in proportion (the calibrated SUT) the figure is the same.
+#: share that cost as the measured amounts do. Where instances scale in proportion (the
+#: calibrated SUT) the figure is the same.
 PROBE_INSTANCES = 2.0
 
 
