@@ -71,9 +71,12 @@ def test_ctrl_c_mid_experiment_leaves_no_process(plugin: str, needles: list[str]
         "--no-early-stop",  # a slow start must still find the experiment running, not decided at 55 s
     ]  # fmt: skip
     # SIGINT as a terminal delivers it, even when these tests run as a background job
-    # (whose children inherit SIGINT ignored, so Python would install no handler)
+    # (whose children inherit SIGINT ignored, so Python would install no handler); SIGTERM
+    # to a run started as such a job (``bench run ... &`` in a script), SIGINT ignored
+    ignore = sig == signal.SIGTERM
     child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                             preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                              signal.SIG_IGN if ignore else signal.SIG_DFL))
     try:
         seen = wait_for(token, needles, timeout=120)
         assert len(seen) >= len(needles)

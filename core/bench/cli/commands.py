@@ -159,15 +159,25 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
     Ctrl-C does: the running experiment is torn down, every finished one stays, one line
     says so. Without it the embedded broker's handler turned SIGTERM into SystemExit in
     the middle of the event loop, which printed asyncio's "exception was never retrieved"
-    traceback instead."""
+    traceback instead.
+
+    A shell without job control starts a background job (``bench run ... &`` in a
+    script, under nohup) with SIGINT ignored, and Python then installs no handler for it:
+    SIGTERM turned into an ignored SIGINT, and ``kill`` left the run going to its end. For
+    the run SIGINT gets Python's handler back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @cli.command(cls=RunCommand, epilog=EPILOG)
@@ -186,7 +196,7 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
               help="Execution YAML; command-line options override its fields.")
 @click.option("--loads", metavar="L1,L2,..|auto",
               help="Load values (e.g. sensors at 1 record/s each). Default (and 'auto'): sized for this machine by "
-                   "a short probe of one instance first, kept in exp<id>-sizing.json.")
+                   "a short probe of two instances first, kept in exp<id>-sizing.json.")
 @click.option("--resources", metavar="R1,R2,..|auto",
               help="Resource values (e.g. Spark instances). Default (and 'auto'): sized by the same probe.")
 @click.option("--load-type", metavar="NAME", help="Load type of the benchmark (default: its first).")
