@@ -123,6 +123,11 @@ class ResultStore:
         self.dir = Path(directory)
         self.id = exp_id
         self.experiments: list[ExperimentRecord] = []
+        #: the result file's metric and table as last written (or read back by --resume):
+        #: each write keeps them without reading the whole file again, whose parse grew
+        #: with every experiment (a soak's RSS with it)
+        self._metric: str | None = None
+        self._table: list[dict[str, Any]] | None = None
 
     # ---------------------------------------------------------------- ids
 
@@ -300,17 +305,14 @@ class ResultStore:
         self, rows: list[dict[str, Any]] | None, metric: str | None, complete: bool
     ) -> None:
         path = self.path(f"exp{self.id}-result.json")
-        previous: dict[str, Any] = {}
-        if path.exists():
-            try:
-                previous = json.loads(path.read_text())
-            except (OSError, ValueError):
-                previous = {}
+        self._metric = metric or self._metric
+        if rows is not None:
+            self._table = rows
         doc: dict[str, Any] = {
             "id": self.id,
             "experiments": [asdict(e) for e in self.experiments],
-            "metric": metric or previous.get("metric"),
-            "table": rows if rows is not None else previous.get("table"),
+            "metric": self._metric,
+            "table": self._table,
             "complete": complete,
         }
         atomic_write(path, json.dumps(doc, indent=2, default=_json_default))
@@ -325,6 +327,7 @@ class ResultStore:
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             self.experiments = [ExperimentRecord(**e) for e in doc.get("experiments", [])]
+            self._metric, self._table = doc.get("metric"), doc.get("table")
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             raise UserError(f"--resume: {path} is corrupt or partial ({_reason(exc)})") from None
         return list(self.experiments)
