@@ -118,8 +118,18 @@ def setup_times(experiments: Iterable[Mapping[str, Any]], duration: float) -> li
 
 
 def rss_at(samples: Sequence[tuple[float, int]], when: float) -> int | None:
-    """The first RSS sample taken at or after ``when`` (epoch seconds)."""
-    return next((rss for t, rss in samples if t >= when), None)
+    """The last RSS sample taken at or before ``when`` (epoch seconds, an experiment's end):
+    the run as it holds an experiment, not the next one's set-up nor, after the last, the
+    final table and plots (matplotlib's import alone is some 15 MiB)."""
+    before = [rss for t, rss in samples if t <= when]
+    return before[-1] if before else None
+
+
+def tenths(ended: Sequence[float]) -> list[float]:
+    """The ends of the experiments at each tenth of the run (for the RSS trend)."""
+    if not ended:
+        return []
+    return [ended[min(len(ended) - 1, math.ceil(len(ended) * k / 10) - 1)] for k in range(1, 11)]
 
 
 #: progress lines of one pair: its start, a fault of it, its verdict
@@ -155,6 +165,8 @@ class Report:
     rss_first_kb: int | None = None
     rss_warm_kb: int | None = None
     rss_end_kb: int | None = None
+    #: at the end of each tenth of the experiments: a leak grows steadily, a cache in steps
+    rss_trend_kb: list[int | None] = field(default_factory=list)
     processes_left: list[str] = field(default_factory=list)
     topics_left: list[str] = field(default_factory=list)
     temp_left: list[str] = field(default_factory=list)
@@ -198,6 +210,7 @@ class Report:
             + (f"; missed: {'; '.join(self.faults_missed)}" if self.faults_missed else ""),
             f"CLI RSS: {kb(self.rss_first_kb)} after the first experiment, {kb(self.rss_warm_kb)} after the "
             f"warm-up ones, {kb(self.rss_end_kb)} at the end: growth {self.growth:+.1f} %",
+            "CLI RSS at each tenth of the experiments: " + (", ".join(kb(v) for v in self.rss_trend_kb) or "?"),
             f"left behind: processes {self.processes_left or 'none'}; topics {self.topics_left or 'none'}; "
             f"temporary files {self.temp_left or 'none'}; cgroups {self.cgroups_left or 'none'}",
             f"set-up + tear-down per experiment: {self.setup_start_s:.2f} s at the start, "
@@ -324,6 +337,7 @@ class Soak:
             # the last experiment's end, not the process's: the final table and plots load
             # libraries once per run, which is not what a longer run would keep adding to
             report.rss_end_kb = rss_at(self.rss, ended[-1]) or (self.rss[-1][1] if self.rss else None)
+            report.rss_trend_kb = [rss_at(self.rss, t) for t in tenths(ended)]
         report.processes_left = [f"{p} {c[:80]}" for p, c in marked(self.token).items()]
         report.temp_left = sorted(p.name for p in tmp.iterdir())
         report.cgroups_left = sorted(str(p) for root in CGROUP_ROOTS if root.is_dir()

@@ -67,10 +67,13 @@ def test_first_and_last_medians(soak: ModuleType) -> None:
     assert soak.first_last_medians([7.0]) == (7.0, 7.0)
 
 
-def test_rss_at_takes_the_first_sample_after_the_moment(soak: ModuleType) -> None:
+def test_rss_at_takes_the_last_sample_before_the_moment(soak: ModuleType) -> None:
+    """At an experiment's end: what the run holds, not what follows it (the final plots)."""
     samples = [(1.0, 100), (2.0, 110), (3.0, 120)]
-    assert soak.rss_at(samples, 1.5) == 110 and soak.rss_at(samples, 2.0) == 110
-    assert soak.rss_at(samples, 9.0) is None
+    assert soak.rss_at(samples, 1.5) == 100 and soak.rss_at(samples, 2.0) == 110
+    assert soak.rss_at(samples, 0.5) is None and soak.rss_at(samples, 9.0) == 120
+    assert soak.tenths([float(i) for i in range(1, 21)]) == [float(i) for i in range(2, 21, 2)]
+    assert soak.tenths([5.0]) == [5.0] * 10 and soak.tenths([]) == []
     assert soak.growth_pct(100, 104) == pytest.approx(4.0)
 
 
@@ -104,7 +107,8 @@ def test_the_accounting_finds_what_is_left_and_lost(soak: ModuleType, tmp_path: 
     run._account(report, experiments, pid=2**22 + 1, tmp=tmp_path)
     assert report.experiments_recorded == 6 and report.lost == 2 and report.errors == 1
     assert report.temp_left == ["bench-123-abc"] and report.processes_left == [] and report.cgroups_left == []
-    assert (report.rss_first_kb, report.rss_warm_kb, report.rss_end_kb) == (100_000, 101_000, 103_000)
+    assert (report.rss_first_kb, report.rss_warm_kb, report.rss_end_kb) == (100_000, 100_000, 102_000)
+    assert len(report.rss_trend_kb) == 10 and report.rss_trend_kb[-1] == 102_000
     assert report.setup_start_s == pytest.approx(1.0)
 
 
