@@ -196,3 +196,18 @@ def test_the_demands_shown_are_as_many_as_their_experiments_time_fits() -> None:
     assert sizing.demands_within(120) == 2 and sizing.demands_within(300) == 2
     assert sizing.demands_within(90 * 3) == 2  # three repetitions of 90 s
     assert sizing.demands_within(60, most=1) == 1  # one resource amount given: one demand to show
+
+
+def test_a_dry_run_says_which_values_a_probe_will_size() -> None:
+    """Without it the placeholders it prints (load=500) read as the loads a run measures."""
+    from bench.cli.commands import cli
+    from click.testing import CliRunner
+
+    sized = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--dry-run"])
+    assert sized.exit_code == 0, sized.output
+    assert "# loads and resources: sized for this machine by a probe of two instances" in sized.output
+    half = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--loads", "500", "--dry-run"])
+    assert "# resources: sized for this machine" in half.output and "loads and resources" not in half.output
+    given = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--loads", "500", "--resources", "1,2",
+                                     "--dry-run"])
+    assert given.exit_code == 0 and "sized for this machine" not in given.output

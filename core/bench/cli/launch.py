@@ -364,6 +364,11 @@ def dry_run(registry: Registry, prepared: PreparedRun, opts: dict[str, Any]) -> 
         )
         objects = render(spec, prepared.platform_options)
     header = f"# load={fmt_value(load)} resources={fmt_value(res)}\n"
+    if prepared.auto is not None and (prepared.auto.loads or prepared.auto.resources):
+        sized = " and ".join(n for n, on in (("loads", prepared.auto.loads), ("resources", prepared.auto.resources))
+                             if on)
+        header += (f"# {sized}: sized for this machine by a probe of two instances before the first experiment "
+                   "(the values here are the use case's placeholders; --loads/--resources give your own)\n")
     header += "".join(f"# {note}\n" for note in pending_notes(prepared.benchmark))
     return header + yaml.safe_dump_all(objects, sort_keys=False)
 
