@@ -9,7 +9,7 @@ import signal
 from collections.abc import Iterator
 
 import pytest
-from bench.cli import commands
+from bench.cli import interrupts
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def sigint_ignored() -> Iterator[None]:
 
 
 def test_sigterm_interrupts_a_run_whose_sigint_was_ignored(sigint_ignored: None) -> None:
-    with pytest.raises(KeyboardInterrupt), commands._sigterm_as_ctrl_c():
+    with pytest.raises(KeyboardInterrupt), interrupts.sigterm_as_ctrl_c():
         os.kill(os.getpid(), signal.SIGTERM)
         for _ in range(100):  # the handler runs between bytecodes of the main thread
             pass
@@ -32,7 +32,7 @@ def test_sigterm_interrupts_a_run_whose_sigint_was_ignored(sigint_ignored: None)
 
 def test_sigterm_interrupts_a_run_in_the_foreground() -> None:
     before = signal.getsignal(signal.SIGINT)
-    with pytest.raises(KeyboardInterrupt), commands._sigterm_as_ctrl_c():
+    with pytest.raises(KeyboardInterrupt), interrupts.sigterm_as_ctrl_c():
         os.kill(os.getpid(), signal.SIGTERM)
         for _ in range(100):
             pass

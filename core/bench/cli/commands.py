@@ -9,12 +9,8 @@ keeps its traceback. Everything measured so far stays in the results folder.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +18,7 @@ import click
 
 from bench import __version__
 from bench.analysis import commands as _analysis_commands
+from bench.cli.interrupts import sigterm_as_ctrl_c
 from bench.cli.logs import configure_logging
 from bench.errors import UserError, is_user_error
 from bench.plugins import Registry, load_plugins
@@ -151,33 +148,6 @@ def cli() -> None:
     consumer lag, decide with the SLOs (by default the trend of the lag). Start with
     `bench run --plugin uc1`.
     """
-
-
-@contextlib.contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[None]:
-    """SIGTERM (``kill``, a CI job's time limit, a container stopping) ends a run the way
-    Ctrl-C does: the running experiment is torn down, every finished one stays, one line
-    says so. Without it the embedded broker's handler turned SIGTERM into SystemExit in
-    the middle of the event loop, which printed asyncio's "exception was never retrieved"
-    traceback instead.
-
-    A shell without job control starts a background job (``bench run ... &`` in a
-    script, under nohup) with SIGINT ignored, and Python then installs no handler for it:
-    SIGTERM turned into an ignored SIGINT, and ``kill`` left the run going to its end. For
-    the run SIGINT gets Python's handler back."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    if ignored:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if ignored:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @cli.command(cls=RunCommand, epilog=EPILOG)
@@ -322,12 +292,12 @@ def run(**opts: Any) -> None:
 
         check_expected(prepared, opts, expected_grid)
         if is_grid(prepared):  # two load dimensions: a grid (bench.search.grid)
-            with _sigterm_as_ctrl_c():
+            with sigterm_as_ctrl_c():
                 from bench.cli.output import Progress
 
                 grid_outcome = asyncio.run(run_grid_benchmark(registry, prepared, opts, Progress()))
             sys.exit(grid_done(grid_outcome, opts, expected_grid))
-        with _sigterm_as_ctrl_c():
+        with sigterm_as_ctrl_c():
             outcome = asyncio.run(run_benchmark(registry, prepared, opts))
     except KeyboardInterrupt:
         click.echo("bench: interrupted; every finished experiment is in the results folder", err=True)
