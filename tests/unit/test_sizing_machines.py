@@ -133,3 +133,48 @@ def test_given_resources_probe_the_amount_nearest_two() -> None:
     assert autosize.probe_instances(sized, [1]) == 1
     assert autosize.probe_instances(sized, [1, 3]) == 1
     assert autosize.probe_instances(sized, [4, 8]) == 4
+
+
+class BatchMachine(Machine):
+    """A micro-batch SUT: a batch ends every 10 s, its driver reporting the rows read so far
+    (``spark-input-rows``) and the time of the last batch end (``spark-batch-end``)."""
+
+    def __init__(self, speed: float) -> None:
+        super().__init__(speed)
+        self.read = 0.0
+        self.last_end = 0.0
+
+    async def start_sut(self, spec: ExperimentSpec) -> None:
+        await super().start_sut(spec)
+        self.read, self.last_end = 0.0, self.clock
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        sample = await super().sample(spec)
+        self.read += sample.values["processed-rate"] * self.interval
+        if self.clock - self.last_end >= 10.0:
+            self.last_end = self.clock
+        values = {k: v for k, v in sample.values.items() if k != "processed-rate"}
+        return Sample(sample.timestamp, {**values, "spark-input-rows": self.read, "spark-batch-end": self.last_end})
+
+
+async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_not_probed_heavier(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two instances read all of the probe's 40,000 records/s in their batches. A Spark
+    SUT does so at any load by growing its batches, reading more per second than its
+    runs' verdicts see: its first figure stands (one probe), a lower bound."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    doc = parse_benchmark(benchmark())
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1]},
+        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False}})
+    cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
+                    auto=AutoSize(True, True, None))
+    clock = SimClock()
+    machine = BatchMachine(4.0)
+    await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: None, clock=clock, sleep=clock.sleep).run()
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert [p["source"] for p in stored["probes"]] == ["batches"], stored
+    assert not stored["probes"][0]["saturated"] and stored["probes"][0]["load"] == 40_000
+    assert stored["probes"][0]["per_instance_rate"] == pytest.approx(20_000, rel=0.05)
