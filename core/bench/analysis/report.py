@@ -26,7 +26,8 @@ from bench.analysis.scaling import ScalingRow, scaling_rows
 from bench.analysis.svg import PALETTE, Chart, Line
 from bench.results import tables
 from bench.results.grid import GridTable
-from bench.results.store import read_series, read_sizing
+from bench.results.sizing_file import read_sizing
+from bench.results.store import read_series
 from bench.search import prediction
 from bench.search.sizing import Sizing
 

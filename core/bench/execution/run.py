@@ -29,7 +29,8 @@ from bench.plugins import Registry
 from bench.results import tables
 from bench.results.environment import EnvironmentRecord
 from bench.results.outcome import RunOutcome
-from bench.results.store import ResultStore, read_sizing, write_sizing
+from bench.results.sizing_file import read_sizing, write_sizing
+from bench.results.store import ResultStore
 from bench.search.prediction import FILE as PREDICTION_FILE
 from bench.search.prediction import (
     Prediction,
