@@ -374,9 +374,11 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
     chosen = choose_loads(capacity, usable, rate_of, multiples)
     enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
     if probe.saturated and enough:
-        return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in multiples)} x one instance's "
-                              f"{capacity:,.0f} records/s, between the boundaries where verdicts are unstable")
-    why = ("the probe did not saturate one instance" if not probe.saturated else
+        return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in multiples)} x the probe's "
+                              f"{capacity:,.0f} records/s per instance, between the boundaries where verdicts "
+                              "are unstable")
+    why = (f"the probe's instances kept up with it: {capacity:,.0f} records/s per instance is a lower bound, "
+           "the loads may need fewer instances than sized" if not probe.saturated else
            f"one instance takes {capacity:,.0f} of the {usable:,.0f} records/s the load path can push")
     if cpu_fixed is None:
         cpu = lower_cpu(probe, usable, multiples)
