@@ -211,3 +211,17 @@ def test_a_dry_run_says_which_values_a_probe_will_size() -> None:
     given = CliRunner().invoke(cli, ["run", "--plugin", "calibrated", "--loads", "500", "--resources", "1,2",
                                      "--dry-run"])
     assert given.exit_code == 0 and "sized for this machine" not in given.output
+
+
+def test_a_lower_bound_sends_the_heaviest_load_up_to_what_the_path_pushes() -> None:
+    """UC1's two instances kept up with the probe's 40,000 records/s (20,075 each, a lower
+    bound), then two kept up with the 46,000 sized for three. Where the figure is only a
+    lower bound the heaviest load goes up to what the path pushes; a saturated probe's
+    stays at its multiple."""
+    asked = 40_000.0
+    bound, _, _ = sizing.plan(probe(20075.0, saturated=False, asked=asked, written=asked), sensors)
+    usable = sizing.PATH_HEADROOM * asked
+    assert sorted(bound)[:2] == [6000, 26000] and 0.9 * usable <= max(bound.values()) <= usable, bound
+    assert len({sizing.demand_of(r, 20075.0) for r in bound.values()}) == 3
+    measured, _, _ = sizing.plan(probe(20075.0, asked=asked, written=asked), sensors)
+    assert sorted(measured) == [6000, 26000, 46000]

@@ -292,16 +292,21 @@ def candidates_near(target: float, rate_of: RateOf, whole: dict[float, float] | 
 
 
 def choose_loads(capacity: float, usable: float, rate_of: RateOf,
-                 multiples: Sequence[float] = MULTIPLES) -> dict[float, float]:
+                 multiples: Sequence[float] = MULTIPLES, lower_bound: bool = False) -> dict[float, float]:
     """Load value -> records/s, one per demand of :data:`MULTIPLES` that the load path can
     push (``usable`` records/s), each clear of the capacity boundaries (the nearest clear
-    value of a stepped load)."""
+    value of a stepped load). ``lower_bound``: the capacity is only a lower bound (the
+    probe's instances kept up), so the heaviest load goes up to what the path pushes,
+    where its demand is more likely above the others' than at its multiple."""
     chosen: dict[float, float] = {}
     demands: set[int] = set()
     whole: dict[float, float] | None = None
     for m in multiples:
         targets = [m * capacity]
-        if m * capacity > usable:
+        if lower_bound and m == multiples[-1] and len(multiples) > 1:
+            targets = [f * usable for f in PATH_FILL if f * usable > m * capacity
+                       and clear_of_boundary(f * usable, capacity)] + targets
+        elif m * capacity > usable:
             # the heaviest the path pushes may still ask this demand, clear of its
             # boundaries: a curve up to the load path's limit rather than a lower CPU limit
             targets = [f * usable for f in PATH_FILL if demand_of(f * usable, capacity) == demand_of(
@@ -371,7 +376,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
         return {}, None, "the probe's instance processed nothing"
     if given_rates is not None:
         return {}, None, f"resources for the given loads at {capacity:,.0f} records/s per instance"
-    chosen = choose_loads(capacity, usable, rate_of, multiples)
+    chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated)
     enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
     if probe.saturated and enough:
         return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in multiples)} x the probe's "
