@@ -225,3 +225,12 @@ def test_a_lower_bound_sends_the_heaviest_load_up_to_what_the_path_pushes() -> N
     assert len({sizing.demand_of(r, 20075.0) for r in bound.values()}) == 3
     measured, _, _ = sizing.plan(probe(20075.0, asked=asked, written=asked), sensors)
     assert sorted(measured) == [6000, 26000, 46000]
+
+
+def test_only_a_probe_that_kept_up_and_is_not_micro_batch_is_probed_heavier() -> None:
+    kept_up = probe(20000, saturated=False)
+    assert sizing.probe_heavier(kept_up)
+    assert not sizing.probe_heavier(probe(20000))  # saturated: its figure is the capacity
+    assert not sizing.probe_heavier(probe(20000, saturated=False, written=10000))  # the path fell behind
+    kept_up.source = "batches"
+    assert not sizing.probe_heavier(kept_up)  # a micro-batch SUT reads what it is given

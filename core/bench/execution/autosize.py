@@ -132,13 +132,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         probes.append(figures)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
                                          multiples=multiples)
-        if (not figures.saturated and not figures.path_limited and figures.source != "batches"
-                and len(probes) < sizing.MAX_PROBES):
-            # the instances kept up and so did the path: probe again at the load the path
-            # is taken to push (sizing.PATH_HEADROOM), at the same CPU limit. Not a
-            # micro-batch SUT: it keeps up with more by growing its batches, and reads
-            # about what it is given (two UC1 instances: all of 40,000, and 37,669 each
-            # of 80,000), more than its runs' verdicts see; its first figure stands
+        if sizing.probe_heavier(figures) and len(probes) < sizing.MAX_PROBES:
+            # again at the load the path is taken to push, at the same CPU limit
             heavier = probe_load(runner, sizing.PATH_HEADROOM * runner.rate_of(load))
             if runner.rate_of(heavier) > runner.rate_of(load):
                 load = heavier

@@ -336,6 +336,16 @@ def resources_for(rates: Sequence[float], capacity: float) -> list[float]:
     return [float(n) for n in range(1, top + 1)]
 
 
+def probe_heavier(probe: ProbeFigures) -> bool:
+    """Whether a probe whose instances kept up is worth repeating at the load the path is
+    taken to push (:data:`PATH_HEADROOM`): where neither the instances nor the path fell
+    behind, and the SUT is not micro-batch. A micro-batch SUT keeps up with more by
+    growing its batches and reads about what it is given (two UC1 instances: all of
+    40,000 records/s, and 37,669 each of 80,000), more than its runs' verdicts see: its
+    first figure stands, a lower bound."""
+    return not probe.saturated and not probe.path_limited and probe.source != "batches"
+
+
 def demands_within(duration: float, most: int = len(MULTIPLES)) -> int:
     """The demands a sized run shows whose least experiments fit :data:`LOAD_BUDGET_S`
     (at least :data:`MIN_DEMANDS`, at most ``most``)."""
