@@ -197,4 +197,10 @@ def search_guesses(made: sizing.Sizing | None, metric: str, loads: Sequence[floa
         return None
     if metric == "capacity":
         return guesses(predict_capacity(rates, resources, made.per_instance_rate), loads)
-    return guesses(predict_demand(rates, resources, made.per_instance_rate), resources)
+    start = guesses(predict_demand(rates, resources, made.per_instance_rate), resources)
+    if made.lower_bound:
+        # the instances are faster than the figure says: the walk starts one amount lower
+        # (UC1 sized from two instances that kept up: 46,000 records/s, predicted 3, passed
+        # on 3 and on 2, and failed on 1; three experiments where two decide it)
+        start = {k: max(0, i - 1) for k, i in start.items()}
+    return start

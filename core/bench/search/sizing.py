@@ -142,6 +142,11 @@ class Sizing:
     def per_instance_rate(self) -> float:
         return self.probes[-1].per_instance_rate if self.probes else 0.0
 
+    @property
+    def lower_bound(self) -> bool:
+        """Whether the records/s per instance is only a lower bound (the probe's instances kept up)."""
+        return bool(self.probes) and not self.probes[-1].saturated
+
     def to_json(self) -> dict[str, Any]:
         return {"probes": [asdict(p) for p in self.probes], "loads": self.loads, "resources": self.resources,
                 "rates": [[k, v] for k, v in self.rates.items()], "cpuPerInstance": self.cpu,
