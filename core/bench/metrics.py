@@ -33,6 +33,20 @@ EXPERIMENTS = Counter("bench_experiments", "SLO experiments finished", ["verdict
 VERDICTS = ("passed", "failed", "error")
 
 
+#: the gauges labelled by the CLI per experiment (first label ``experiment``)
+PER_EXPERIMENT = (CONSUMER_LAG, GENERATOR_RATE, GENERATOR_TARGET, SPARK_INPUT_RATE, SPARK_PROCESSED_RATE,
+                  SPARK_BATCH_DURATION, SPARK_DROPPED, MALFORMED)
+
+
+def forget_experiment(experiment: str) -> None:
+    """Drop an ended experiment's series: prometheus-client keeps every label set it was
+    given for the life of the process, so a run of hundreds of experiments held every
+    one's gauges (and exported them, stale, at every scrape)."""
+    for gauge in PER_EXPERIMENT:
+        for labels in [k for k in list(gauge._metrics) if k and k[0] == experiment]:  # noqa: SLF001 - no public listing
+            gauge.remove(*labels)
+
+
 def count_experiment(outcome: str) -> None:
     """One finished SLO experiment by its outcome (``passed``, ``failed``, ``error``)."""
     EXPERIMENTS.labels(outcome if outcome in VERDICTS else "error").inc()

@@ -411,6 +411,7 @@ class LocalPlatform:
             if run.info is not None:
                 await run.info.close()
         finally:
+            metrics.forget_experiment(exp_id)
             shutil.rmtree(run.dir, ignore_errors=True)
             if run.cpu_limit is not None:
                 await asyncio.to_thread(run.cpu_limit.remove)
