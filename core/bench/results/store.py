@@ -31,6 +31,7 @@ from typing import Any
 
 from bench.api import Series
 from bench.errors import UserError
+from bench.results.result_file import ResultFile, entry_text
 
 #: any file named ``exp<N>`` followed by a non-digit reserves the id N
 _ANY_EXP_FILE = re.compile(r"^exp(\d+)(?!\d)")
@@ -118,15 +119,8 @@ class Repetition:
     waited_for: list[str] | None = None
 
 
-#: where the serialized experiments go in the result file's text
-_ENTRIES = "\u0000experiments\u0000"
-
-
 def _entry(record: ExperimentRecord) -> str:
-    """One experiment as it stands in the result file's list (indented as ``json.dumps(doc,
-    indent=2)`` indents it)."""
-    text = json.dumps(asdict(record), indent=2, default=_json_default)
-    return "\n".join("    " + line for line in text.split("\n"))
+    return entry_text(asdict(record), _json_default)
 
 
 class ResultStore:
@@ -139,9 +133,8 @@ class ResultStore:
         #: with every experiment (a soak's RSS with it)
         self._metric: str | None = None
         self._table: list[dict[str, Any]] | None = None
-        #: each experiment's entry of the result file, serialized once: serializing every
-        #: record at every write grew a soak's RSS by +9.6 % over 200 experiments
-        self._entries: dict[tuple[float, float], str] = {}
+        #: the result file, whose earlier entries each write copies rather than keeps
+        self._file = ResultFile(self.path(f"exp{exp_id}-result.json"))
 
     # ---------------------------------------------------------------- ids
 
@@ -305,42 +298,29 @@ class ResultStore:
         return found
 
     def add_experiment(self, record: ExperimentRecord) -> None:
-        self.experiments = [
-            e for e in self.experiments if (e.load, e.resources) != (record.load, record.resources)
-        ]
+        key = (record.load, record.resources)
+        self.experiments = [e for e in self.experiments if (e.load, e.resources) != key]
         self.experiments.append(record)
-        self._entries[(record.load, record.resources)] = _entry(record)
+        entry = _entry(record)
         # the informational summaries are in that entry, and nothing of the run reads
         # them again: the record kept for the table and the verdicts goes without them
         record.info = {}
-        self._write_result_json(rows=None, metric=None, complete=False)
+        self._write_result_json(rows=None, metric=None, complete=False, fresh={key: entry})
 
     def record_table(self, metric: str, rows: list[dict[str, Any]], complete: bool) -> None:
         """The table in the result JSON (rows as :func:`bench.results.tables.to_rows` gives them)."""
         self._write_result_json(rows=rows, metric=metric, complete=complete)
 
-    def _write_result_json(
-        self, rows: list[dict[str, Any]] | None, metric: str | None, complete: bool
-    ) -> None:
-        path = self.path(f"exp{self.id}-result.json")
+    def _write_result_json(self, rows: list[dict[str, Any]] | None, metric: str | None, complete: bool,
+                           fresh: dict[Any, str] | None = None) -> None:
         self._metric = metric or self._metric
         if rows is not None:
             self._table = rows
-        entries = []
-        for e in self.experiments:  # read back by --resume: serialized at their first write
-            key = (e.load, e.resources)
-            if key not in self._entries:
-                self._entries[key] = _entry(e)
-            entries.append(self._entries[key])
-        doc: dict[str, Any] = {
-            "id": self.id,
-            "experiments": _ENTRIES,
-            "metric": self._metric,
-            "table": self._table,
-            "complete": complete,
-        }
-        listed = "[\n" + ",\n".join(entries) + "\n  ]" if entries else "[]"
-        atomic_write(path, json.dumps(doc, indent=2, default=_json_default).replace(json.dumps(_ENTRIES), listed, 1))
+        records: dict[Any, ExperimentRecord] = {(e.load, e.resources): e for e in self.experiments}
+        doc = {"id": self.id, "experiments": None, "metric": self._metric, "table": self._table,
+               "complete": complete}
+        # records read back by --resume are serialized at their first write
+        self._file.write(list(records), dict(fresh or {}), lambda key: _entry(records[key]), doc, _json_default)
 
     # ---------------------------------------------------------------- reading back
 
@@ -353,6 +333,7 @@ class ResultStore:
             doc = json.loads(path.read_text(encoding="utf-8"))
             self.experiments = [ExperimentRecord(**e) for e in doc.get("experiments", [])]
             self._metric, self._table = doc.get("metric"), doc.get("table")
+            self._file.forget()
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             raise UserError(f"--resume: {path} is corrupt or partial ({_reason(exc)})") from None
         return list(self.experiments)
