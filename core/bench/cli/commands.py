@@ -289,6 +289,9 @@ def run(**opts: Any) -> None:
             click.echo(dry_run(registry, prepared, opts))
             return
         from bench.cli.grid import check_expected, grid_done, is_grid, run_grid_benchmark
+        from bench.runtime.host.allocator import steady_heap
+
+        steady_heap()  # a long run's large transient buffers go back to the system
 
         check_expected(prepared, opts, expected_grid)
         if is_grid(prepared):  # two load dimensions: a grid (bench.search.grid)
