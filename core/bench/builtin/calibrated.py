@@ -96,6 +96,8 @@ CALIBRATED = UseCase(
     default_params={"capacity": 1000, "delayMs": 0},
     params=(
         ParamSpec("capacity", float, min=1, doc="records/s one instance processes at most"),
+        ParamSpec("workUs", float, min=0, doc="CPU microseconds each record costs, computed: the instance's "
+                  "records/s then follow its CPU limit (at most cpuPerInstance x 10^6 / workUs); 0: none"),
         ParamSpec("capacityMode", str, choices=("share", "instance"),
                   doc="share: the group has N x capacity however partitions split; instance: each has capacity"),
         ParamSpec("sessionTimeoutMs", int, min=1000, doc="consumer session timeout"),

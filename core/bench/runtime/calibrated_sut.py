@@ -10,6 +10,10 @@ exactly N x capacity, split by partition share (see :meth:`Worker.rebalanced`);
 ``instance`` caps every process at ``capacity``, so an uneven partition split costs
 capacity as it would in a real consumer group. ``params["keyCost"]`` with
 ``params["keys"]``: every key lowers the capacity (:func:`instance_capacity`).
+``params["workUs"]`` (default 0): every record also costs this many microseconds of
+CPU, spent computing, so that the instance's records/s follow its CPU limit (at most
+``cpuPerInstance x 10^6 / workUs``) as a real job's do: a machine or a limit twice as
+fast doubles them, which is what sizing for the machine must see.
 
 Consumer settings come from what was measured on the embedded brokers: manual
 commits (auto-commit consumers joining one at a time can hang in a rebalance on
@@ -51,6 +55,20 @@ SLICE_S = 0.05
 PROGRESS_EVERY_S = 5.0
 #: credit a briefly idle instance may save up (s of capacity): keeps bursts small
 BURST_S = 1.0
+#: CPU seconds of ``workUs`` computed between two turns of the event loop (its
+#: heartbeats and fetches go on while a slow instance works through a slice)
+WORK_TURN_S = 0.005
+
+
+async def work(cpu_s: float) -> None:
+    """Compute for ``cpu_s`` seconds of this thread's CPU time: under a CPU limit that
+    takes longer in wall time, as real work does."""
+    end = time.thread_time() + cpu_s
+    while (now := time.thread_time()) < end:
+        turn = min(end, now + WORK_TURN_S)
+        while time.thread_time() < turn:
+            pass
+        await asyncio.sleep(0)
 
 
 class Pacer:
@@ -84,7 +102,7 @@ class Worker:
     """
 
     def __init__(self, consumer: AIOKafkaConsumer, capacity: float, instances: int = 1, mode: str = "share",
-                 output: Output | None = None) -> None:
+                 output: Output | None = None, work_s: float = 0.0) -> None:
         if mode not in ("share", "instance"):
             raise ValueError(f"capacityMode must be 'share' or 'instance', got {mode!r}")
         self.consumer = consumer
@@ -98,6 +116,8 @@ class Worker:
         self.processed = 0
         self.last_commit = time.monotonic()
         self.output = output
+        #: CPU seconds each record costs (``workUs``)
+        self.work_s = work_s
         #: set on SIGTERM: a worker that is behind holds seconds of fetched records, and
         #: paced through them it overran the platform's stop grace of 5 s; it stops
         #: between two slices instead and commits what it processed
@@ -137,6 +157,8 @@ class Worker:
                     break  # revoked meanwhile: its new owner resumes from our last commit
                 chunk = records[i : i + self.slice]
                 await self.pacer.take(len(chunk))  # "processing": at most capacity records/s
+                if self.work_s > 0:
+                    await work(len(chunk) * self.work_s)
                 self.done[tp] = chunk[-1].offset + 1
                 self.processed += len(chunk)
                 if self.output is not None:
@@ -238,7 +260,8 @@ async def run(spec: dict[str, Any], stop: asyncio.Event) -> int:
                                     **kafka_security().aiokafka())
         await producer.start()
         output = Output(producer, spec["topics"]["output"], float(params.get("delayMs", 0.0)) / 1000.0)
-    listener.worker = worker = Worker(consumer, capacity, instances, mode, output)
+    listener.worker = worker = Worker(consumer, capacity, instances, mode, output,
+                                      float(params.get("workUs") or 0.0) / 1e6)
     worker.stopping = stop
     consumer.subscribe([topic], listener=listener)
     await consumer.start()
