@@ -16,7 +16,7 @@ from bench.config.model import parse_benchmark, parse_execution
 from bench.execution import autosize
 from bench.execution.config import RunConfig
 from bench.execution.run import Engine
-from bench.search import sizing
+from bench.search import load_values, sizing
 from bench.search.sizing import AutoSize, ProbeFigures, Sizing
 
 from tests.unit import verdict_runs
@@ -45,7 +45,7 @@ def probe(capacity: float, *, cpu: float = 0.25, saturated: bool = True, asked: 
 
 
 @pytest.mark.parametrize("rate_of", [sensors, period])
-def test_three_loads_need_one_two_and_three_instances_clear_of_the_boundaries(rate_of: sizing.RateOf) -> None:
+def test_three_loads_need_one_two_and_three_instances_clear_of_the_boundaries(rate_of: load_values.RateOf) -> None:
     chosen, lower, _ = sizing.plan(probe(2400), rate_of)
     assert lower is None
     demands = [sizing.demand_of(r, 2400) for r in chosen.values()]
@@ -96,7 +96,7 @@ def test_no_limit_cannot_be_lowered() -> None:
 
 
 def test_stepped_loads_take_whole_values_clear_of_boundaries() -> None:
-    assert len(sizing.candidates_near(1500, levels)) > 1 and len(sizing.candidates_near(1500, sensors)) == 1
+    assert len(load_values.candidates_near(1500, levels)) > 1 and len(load_values.candidates_near(1500, sensors)) == 1
     chosen = sizing.choose_loads(capacity=1500, usable=20000, rate_of=levels)
     assert all(v == int(v) for v in chosen)
     assert all(sizing.clear_of_boundary(r, 1500) for r in chosen.values())
@@ -104,9 +104,9 @@ def test_stepped_loads_take_whole_values_clear_of_boundaries() -> None:
 
 
 def test_load_for_inverts_either_direction_to_two_digits() -> None:
-    assert sizing.load_for(3600, sensors) == 3600
-    assert sizing.load_for(3600, period) == pytest.approx(280)  # 1e6 / 3600 = 277.8
-    assert sizing.two_digits(12345) == 12000
+    assert load_values.load_for(3600, sensors) == 3600
+    assert load_values.load_for(3600, period) == pytest.approx(280)  # 1e6 / 3600 = 277.8
+    assert load_values.two_digits(12345) == 12000
 
 
 def test_resources_leave_room_above_the_heaviest_demand() -> None:
@@ -252,3 +252,15 @@ def test_a_lower_bound_starts_each_walk_one_amount_lower() -> None:
     assert autosize.search_guesses(made(False), "demand", list(rates), resources) == {
         6000.0: 0, 26000.0: 0, 74000.0: 2}
     assert made(False).lower_bound and not made(True).lower_bound
+
+
+def test_a_flood_far_above_the_instances_is_probed_again_near_them() -> None:
+    """Two eighth-core instances of a CPU-bound SUT read 193 records/s each of 40,000 on
+    2 cores, where one alone then passed 251: probed again at twice what they read. A
+    probe near its instances' records/s, or one that kept up, is not repeated."""
+    flood = ProbeFigures(193.0, True, 40_000.0, 40_000.0, 0.125, instances=2.0)
+    assert sizing.probe_closer(flood) == pytest.approx(sizing.CLOSER * 386.0)
+    near = ProbeFigures(16_475.0, True, 40_000.0, 40_000.0, 0.25, instances=2.0)  # UC2's
+    assert sizing.probe_closer(near) is None
+    kept_up = ProbeFigures(193.0, False, 40_000.0, 40_000.0, 0.125, instances=2.0)
+    assert sizing.probe_closer(kept_up) is None

@@ -126,6 +126,37 @@ async def test_a_fixed_cost_shared_by_the_instances_still_shows_three_demands(
     assert sorted(v for v in table.values() if v is not None) == [1, 2, 3], table
 
 
+class FloodedMachine(Machine):
+    """A flood of input (10,000 records/s or more) takes a third of the instances' CPU:
+    the generator and broker pushing it share the machine's cores with them."""
+
+    async def sample(self, spec: ExperimentSpec) -> Sample:
+        gen = next(o for o in spec.objects if o["kind"] == "BenchGenerator")
+        flooded = gen["spec"]["sensors"] * 1000 / gen["spec"]["periodMs"] >= 10_000
+        speed = self.speed
+        self.speed = speed * (2 / 3 if flooded else 1.0)
+        try:
+            return await super().sample(spec)
+        finally:
+            self.speed = speed
+
+
+async def test_a_flooded_probe_is_repeated_near_what_its_instances_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An eighth-core instance of 300 records/s reads 200 under the probe's 40,000: loads
+    at 0.3 and 1.3 of that (60 and 260) would need one instance each. Probed again at
+    twice what the two read, it reads its own 300 and the loads show three demands."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(f"{__name__}.Machine", FloodedMachine)
+    table, machine = await sized_table(tmp_path, 0.06, 0.125)
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    first, second = stored["probes"]
+    assert first["load"] == 40_000 and first["per_instance_rate"] == pytest.approx(200, rel=0.05)
+    assert second["load"] == pytest.approx(800, rel=0.05)
+    assert second["per_instance_rate"] == pytest.approx(300, rel=0.05)
+    assert sorted({v for v in table.values() if v is not None}) == [1, 2, 3], table
+
+
 def test_given_resources_probe_the_amount_nearest_two() -> None:
     sized = AutoSize(True, False)
     assert autosize.probe_instances(AutoSize(True, True), [1]) == 2

@@ -19,7 +19,7 @@ from bench.execution.config import ProgressFn, RunConfig
 from bench.execution.deployment import build_objects
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.patchers.apply import find_kind
-from bench.search import sizing
+from bench.search import load_values, sizing
 from bench.search.prediction import guesses, measure, predict_capacity, predict_demand, probe_duration
 from bench.search.sizing import AutoSize
 
@@ -83,7 +83,7 @@ def apply(cfg: RunConfig, made: sizing.Sizing) -> None:
 def probe_load(runner: ExperimentRunner, target: float) -> float:
     """The load value asking about ``target`` records/s (of a stepped load, the heaviest
     whole value not above it)."""
-    near = sizing.candidates_near(target, runner.rate_of)
+    near = load_values.candidates_near(target, runner.rate_of)
     below = {v: r for v, r in near.items() if r <= target * 1.1} or near
     if not below:
         return runner.cfg.execution.load.loadValues[-1]
@@ -137,6 +137,13 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
             heavier = probe_load(runner, sizing.PATH_HEADROOM * runner.rate_of(load))
             if runner.rate_of(heavier) > runner.rate_of(load):
                 load = heavier
+                continue
+        closer = sizing.probe_closer(figures)
+        if closer is not None and len(probes) < sizing.MAX_PROBES:
+            # far above what the instances read: again near it, where the machine is theirs
+            nearer = probe_load(runner, closer)
+            if runner.rate_of(nearer) < runner.rate_of(load):
+                load = nearer
                 continue
         if lower is None:
             break

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from bench.search.load_values import RateOf, candidates_near
 
 #: where the loads go, in capacities of one instance: inside the 1st, 2nd and 3rd
 #: instance's share, never on a boundary, and nearer each share's lower edge than its
@@ -68,6 +70,10 @@ MIN_DEMANDS = 2
 #: 3 demands (450 s), UC2-UC4's 120-s ones 2 (360 s): a newcomer's first run, probe and
 #: SUT starts included, stays near 7-8 minutes rather than 13 (docs/performance.md)
 LOAD_BUDGET_S = 450.0
+#: a saturated probe that asked this many times what its instances read is probed
+#: again at :data:`CLOSER` times their records/s (:func:`probe_closer`)
+FLOOD_RATIO = 10.0
+CLOSER = 2.0
 #: the lowest CPU limit per instance bench chooses by itself (cores): below it a
 #: micro-batch's fixed cost dominates what an instance does
 MIN_CPU = 0.05
@@ -202,9 +208,6 @@ class Sizing:
         return lines
 
 
-RateOf = Callable[[float], float]
-
-
 def demand_of(rate: float, capacity: float) -> int:
     """Instances a records/s needs at ``capacity`` each."""
     return max(1, math.ceil(rate / capacity - 1e-9))
@@ -215,85 +218,6 @@ def clear_of_boundary(rate: float, capacity: float) -> bool:
     share = rate / capacity
     inside = share - math.floor(share)
     return share > BOUNDARY_MARGIN and BOUNDARY_MARGIN <= inside <= 1.0 - BOUNDARY_MARGIN
-
-
-def two_digits(x: float) -> float:
-    """``x`` rounded to two significant digits: loads a user can read and type again."""
-    if x <= 0:
-        return x
-    scale = 10 ** (math.floor(math.log10(x)) - 1)
-    return round(x / scale) * scale
-
-
-def _valid(rate_of: RateOf, x: float) -> tuple[float, float] | None:
-    """(value, records/s) for ``x``, or for its nearest whole number where the load takes
-    whole values only (sensors); None where neither is a load value."""
-    for value in (x, float(round(x))):
-        if value <= 0:
-            continue
-        try:
-            return value, float(rate_of(value))
-        except Exception:  # noqa: BLE001 - a patcher refusing the value: not a load value
-            continue
-    return None
-
-
-def load_for(rate: float, rate_of: RateOf, lo: float = 1e-3, hi: float = 1e9) -> float | None:
-    """The load value asking ``rate`` records/s of a load type (either direction), two
-    significant digits (whole where it must be); None where no value in [lo, hi] comes near."""
-    bounds = [v for v in (_valid(rate_of, 10.0 ** k) for k in range(round(math.log10(lo)), round(math.log10(hi)) + 1))
-              if v is not None]
-    if len(bounds) < 2:
-        return None
-    (x_lo, r_lo), (x_hi, r_hi) = bounds[0], bounds[-1]
-    increasing = r_hi > r_lo
-    if not min(r_lo, r_hi) <= rate <= max(r_lo, r_hi):
-        return None
-    a, b = math.log(x_lo), math.log(x_hi)
-    for _ in range(80):
-        m = (a + b) / 2
-        got = _valid(rate_of, math.exp(m))
-        if got is None:
-            return None
-        if (got[1] < rate) == increasing:
-            a = m
-        else:
-            b = m
-    found = _valid(rate_of, two_digits(math.exp((a + b) / 2)))
-    return None if found is None else found[0]
-
-
-def whole_candidates(rate_of: RateOf, top: int = 64, most: float = 1e8) -> dict[float, float]:
-    """Whole load values -> their records/s (up to ``most`` records/s), for a load whose
-    steps are coarse (UC4's levels, each 4x the last)."""
-    out: dict[float, float] = {}
-    previous = 0.0
-    for value in range(1, top + 1):
-        try:
-            rate = float(rate_of(float(value)))
-        except (ValueError, TypeError, KeyError, ArithmeticError, OverflowError):
-            continue
-        out[float(value)] = rate
-        if rate > most and rate > previous:
-            break
-        previous = rate
-    return out
-
-
-def candidates_near(target: float, rate_of: RateOf, whole: dict[float, float] | None = None
-                    ) -> dict[float, float]:
-    """Load values -> records/s to choose from for ``target`` records/s: the value that asks
-    it (two digits), or, where the load's steps are too coarse to come within 10 % of
-    it, the whole values (``whole``, computed once by the caller)."""
-    found = load_for(target, rate_of)
-    if found is not None:
-        try:
-            rate = float(rate_of(found))
-        except (ValueError, TypeError, KeyError, ArithmeticError):
-            rate = 0.0
-        if rate > 0 and abs(math.log(rate / target)) < 0.1:
-            return {found: rate}
-    return dict(whole if whole is not None else whole_candidates(rate_of))
 
 
 def choose_loads(capacity: float, usable: float, rate_of: RateOf,
@@ -349,6 +273,19 @@ def probe_heavier(probe: ProbeFigures) -> bool:
     40,000 records/s, and 37,669 each of 80,000), more than its runs' verdicts see: its
     first figure stands, a lower bound."""
     return not probe.saturated and not probe.path_limited and probe.source != "batches"
+
+
+def probe_closer(probe: ProbeFigures) -> float | None:
+    """The records/s to probe again at where a saturated probe asked many times what its
+    instances did (:data:`FLOOD_RATIO`), else None. Such a flood costs the machine more
+    than the SUT: on 2 cores the generator and broker pushing 40,000 records/s left two
+    eighth-core instances of a CPU-bound SUT 193 records/s each, where one alone then
+    passed 251 (the calibrated SUT with ``workUs``), and loads at 1.3 x the figure needed
+    one instance. Probed again at :data:`CLOSER` x their records/s, they read their own."""
+    group = probe.per_instance_rate * probe.instances
+    if not probe.saturated or group <= 0 or probe.load_rate < FLOOD_RATIO * group:
+        return None
+    return CLOSER * group
 
 
 def demands_within(duration: float, most: int = len(MULTIPLES)) -> int:
