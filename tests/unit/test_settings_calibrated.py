@@ -39,8 +39,8 @@ async def _started(monkeypatch: pytest.MonkeyPatch, params: dict[str, Any]) -> d
         async def start(self) -> None:
             pass
 
-    def worker(consumer: Any, capacity: float, instances: int, mode: str, output: Any) -> Any:
-        seen.update(capacity=capacity, mode=mode, delay_s=output.delay_s if output else None)
+    def worker(consumer: Any, capacity: float, instances: int, mode: str, output: Any, work_s: float) -> Any:
+        seen.update(capacity=capacity, mode=mode, delay_s=output.delay_s if output else None, work_s=work_s)
         return type("W", (), {})()
 
     monkeypatch.setattr(calibrated_sut, "AIOKafkaConsumer", Consumer)
@@ -56,7 +56,8 @@ async def _started(monkeypatch: pytest.MonkeyPatch, params: dict[str, Any]) -> d
 async def test_capacity_key_cost_mode_session_and_delay_reach_the_sut(monkeypatch: pytest.MonkeyPatch) -> None:
     default = await _started(monkeypatch, {})
     given = await _started(monkeypatch, {"capacity": 123, "capacityMode": "instance", "sessionTimeoutMs": 9000,
-                                         "delayMs": 250})
+                                         "delayMs": 250, "workUs": 400})
+    assert (default["work_s"], given["work_s"]) == (0.0, pytest.approx(400e-6))
     assert given["capacity"] == 123 and default["capacity"] != 123
     assert (default["mode"], given["mode"]) == ("share", "instance")
     assert given["consumer"]["session_timeout_ms"] == 9000 != default["consumer"]["session_timeout_ms"]
