@@ -2,8 +2,8 @@
 Apache Kafka, whose capacity per instance is known by construction (1,000 records/s).
 
 With no loads given bench probes two instances first; the probe must read its capacity
-within 5 % whatever load it probes at (it probes far above it: the lag grows by ~95 % of
-the input), place the loads between the capacity boundaries and measure distinct
+within 5 % whatever load it probes at (it probes far above it, the lag growing by ~95 %
+of the input, then at twice what it read), place the loads between the capacity boundaries and measure distinct
 demands. ``--set sut.cpuPerInstance=0.5`` is a limit the user gave: kept, said, and
 the curve still shows. Short experiments and two resource amounts keep it near a minute.
 """
@@ -30,14 +30,38 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
     assert out.returncode == 0, out.stderr[-3000:]
     sizing = json.loads((tmp_path / "exp0-sizing.json").read_text())
     probe = sizing["probes"][-1]
-    assert probe["per_instance_rate"] == pytest.approx(CAPACITY, rel=0.05), sizing
-    assert probe["saturated"] is True and len(sizing["probes"]) == 1, sizing  # the given limit is kept
+    # the first probe floods two instances (40,000 records/s against 2,000), the second
+    # asks twice what they read: each reads the capacity, whatever the load
+    assert [p["load"] for p in sizing["probes"]][0] == 40_000 and len(sizing["probes"]) == 2, sizing
+    for each in sizing["probes"]:
+        assert each["per_instance_rate"] == pytest.approx(CAPACITY, rel=0.05), sizing
+        assert each["saturated"] is True and each["cpu"] == 0.5, sizing  # the given limit is kept
     assert sizing["resources"] is None and sizing["cpuLoweredFrom"] is None, sizing
-    # about 0.3 and 1.3 capacities (rounded from the probe's figure): clear of the boundary
+    # about 0.2 and 1.3 capacities (rounded from the probe's figure): clear of the boundary
     # at one capacity, so their demands are 1 and 2
     low, high = (float(v) for v in sizing["loads"])
-    assert 0.2 * CAPACITY <= low <= 0.45 * CAPACITY and 1.15 * CAPACITY <= high <= 1.45 * CAPACITY, sizing
+    assert 0.15 * CAPACITY <= low <= 0.3 * CAPACITY and 1.15 * CAPACITY <= high <= 1.45 * CAPACITY, sizing
     assert probe["instances"] == 2, sizing  # the given amount nearest two
     table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
     assert table == {low: "1", high: "2"} or len(set(table.values())) >= 2, out.stdout[-2000:]
     assert "sized for this machine" in out.stderr and "sized for this machine" in out.stdout
+
+
+def test_an_instance_four_times_slower_still_shows_a_curve(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """The instance's records/s follow its CPU here (``workUs``: each record costs CPU
+    time, no pacing), as a real job's do: at an eighth of a core, a quarter of the limit
+    above, the probe reads what that CPU gives and the sized loads still need 1 and 2
+    instances."""
+    work_us, cpu = 400, 0.125
+    out = bench_run("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
+                    "--set", "capacity=1000000", "--set", f"workUs={work_us}", "--set", f"sut.cpuPerInstance={cpu}",
+                    "--resources", "1,2", "--duration", "20", "--warmup", "5", "--sample-interval", "1",
+                    "--repetitions", "1", timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    sizing = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    probe = sizing["probes"][-1]
+    ceiling = cpu * 1e6 / work_us  # what the CPU allows at most: 312.5 records/s
+    assert 0.3 * ceiling <= probe["per_instance_rate"] <= 1.1 * ceiling, sizing
+    assert probe["saturated"] is True and sizing["cpuLoweredFrom"] is None, sizing  # the given limit is kept
+    table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
+    assert len(table) == 2 and set(table.values()) == {"1", "2"}, out.stdout[-2000:]

@@ -156,14 +156,14 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
                            sleep=clock.sleep).run()
     assert platform.experiments[0] == (autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1),
                                       autosize.PROBE_INSTANCES)  # the probe
-    assert outcome.table == {300.0: 1.0, 1300.0: 2.0, 2300.0: 3.0}
+    assert outcome.table == {200.0: 1.0, 1300.0: 2.0, 2300.0: 3.0}
     assert outcome.sizing is not None and outcome.sizing.resources == [1.0, 2.0, 3.0, 4.0]
     first = said.index(next(m for m in said if m.startswith("sized for this machine")))
     assert all("load=" not in m or "probe" in m for m in said[:first])  # said before the first experiment
     stored = json.loads((tmp_path / f"exp{outcome.exp_id}-sizing.json").read_text())
-    assert stored["loads"] == [300.0, 1300.0, 2300.0]
+    assert stored["loads"] == [200.0, 1300.0, 2300.0]
     configured = json.loads((tmp_path / f"exp{outcome.exp_id}-execution-configuration.json").read_text())
-    assert configured["load"]["loadValues"] == [300.0, 1300.0, 2300.0]
+    assert configured["load"]["loadValues"] == [200.0, 1300.0, 2300.0]
     assert "sizing probe" in build_report([open_run(tmp_path)])
 
     said.clear()
@@ -221,10 +221,10 @@ def test_a_lower_bound_sends_the_heaviest_load_up_to_what_the_path_pushes() -> N
     asked = 40_000.0
     bound, _, _ = sizing.plan(probe(20075.0, saturated=False, asked=asked, written=asked), sensors)
     usable = sizing.PATH_HEADROOM * asked
-    assert sorted(bound)[:2] == [6000, 26000] and 0.9 * usable <= max(bound.values()) <= usable, bound
+    assert sorted(bound)[:2] == [4000, 26000] and 0.9 * usable <= max(bound.values()) <= usable, bound
     assert len({sizing.demand_of(r, 20075.0) for r in bound.values()}) == 3
     measured, _, _ = sizing.plan(probe(20075.0, asked=asked, written=asked), sensors)
-    assert sorted(measured) == [6000, 26000, 46000]
+    assert sorted(measured) == [4000, 26000, 46000]
 
 
 def test_only_a_probe_that_kept_up_and_is_not_micro_batch_is_probed_heavier() -> None:

@@ -144,7 +144,7 @@ class FloodedMachine(Machine):
 async def test_a_flooded_probe_is_repeated_near_what_its_instances_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An eighth-core instance of 300 records/s reads 200 under the probe's 40,000: loads
-    at 0.3 and 1.3 of that (60 and 260) would need one instance each. Probed again at
+    at 0.2 and 1.3 of that (40 and 260) would need one instance each. Probed again at
     twice what the two read, it reads its own 300 and the loads show three demands."""
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr(f"{__name__}.Machine", FloodedMachine)
