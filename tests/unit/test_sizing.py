@@ -264,3 +264,10 @@ def test_a_flood_far_above_the_instances_is_probed_again_near_them() -> None:
     assert sizing.probe_closer(near) is None
     kept_up = ProbeFigures(193.0, False, 40_000.0, 40_000.0, 0.125, instances=2.0)
     assert sizing.probe_closer(kept_up) is None
+
+
+def test_the_next_probe_is_heavier_nearer_or_none() -> None:
+    assert sizing.next_probe(probe(20000, saturated=False, asked=40000, written=40000)) == 80000
+    assert sizing.next_probe(ProbeFigures(193.0, True, 40_000.0, 40_000.0, 0.125, instances=2.0)) == \
+        pytest.approx(sizing.CLOSER * 386.0)
+    assert sizing.next_probe(probe(16475, asked=40000, written=40000)) is None

@@ -132,18 +132,13 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         probes.append(figures)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
                                          multiples=multiples)
-        if sizing.probe_heavier(figures) and len(probes) < sizing.MAX_PROBES:
-            # again at the load the path is taken to push, at the same CPU limit
-            heavier = probe_load(runner, sizing.PATH_HEADROOM * runner.rate_of(load))
-            if runner.rate_of(heavier) > runner.rate_of(load):
-                load = heavier
-                continue
-        closer = sizing.probe_closer(figures)
-        if closer is not None and len(probes) < sizing.MAX_PROBES:
-            # far above what the instances read: again near it, where the machine is theirs
-            nearer = probe_load(runner, closer)
-            if runner.rate_of(nearer) < runner.rate_of(load):
-                load = nearer
+        again = sizing.next_probe(figures)
+        if again is not None and len(probes) < sizing.MAX_PROBES:
+            # at the same CPU limit: heavier where the instances and the path kept up,
+            # nearer the instances where a flood left them less than their limit
+            other = probe_load(runner, again)
+            if runner.rate_of(other) != runner.rate_of(load):
+                load = other
                 continue
         if lower is None:
             break

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,6 +24,24 @@ from typing import IO, Any
 BLOCK = 1 << 16
 #: the place of the experiments' list in the document: replaced by the entries
 _PLACE = "\u0000experiments\u0000"
+
+
+@contextmanager
+def atomic_output(path: Path) -> Iterator[IO[bytes]]:
+    """A binary file that becomes ``path`` only once written whole and synced: an
+    interrupted write leaves the previous file, never part of the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def entry_text(fields: dict[str, Any], default: Callable[[Any], Any]) -> str:
@@ -52,38 +71,28 @@ class ResultFile:
         written before is copied from the present file; any other is ``text_of(key)``."""
         head, tail = json.dumps({**doc, "experiments": _PLACE}, indent=2, default=default).split(
             json.dumps(_PLACE), 1)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
         spans: dict[Hashable, tuple[int, int]] = {}
+        old = open(self.path, "rb") if self._spans and self.path.exists() else None  # noqa: SIM115
         try:
-            old = open(self.path, "rb") if self._spans and self.path.exists() else None  # noqa: SIM115
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    at = out.write(head.encode())
-                    if not keys:
-                        at += out.write(b"[]")
-                    for i, key in enumerate(keys):
-                        at += out.write(b"[\n" if i == 0 else b",\n")
-                        start = at
-                        span = self._spans.get(key) if old is not None and key not in fresh else None
-                        if old is not None and span is not None:
-                            at += _copy(old, span, out)
-                        else:
-                            at += out.write((fresh[key] if key in fresh else text_of(key)).encode())
-                        spans[key] = (start, at)
-                    if keys:
-                        at += out.write(b"\n  ]")
-                    out.write(tail.encode())
-                    out.flush()
-                    os.fsync(out.fileno())
-            finally:
-                if old is not None:
-                    old.close()
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+            with atomic_output(self.path) as out:
+                at = out.write(head.encode())
+                if not keys:
+                    at += out.write(b"[]")
+                for i, key in enumerate(keys):
+                    at += out.write(b"[\n" if i == 0 else b",\n")
+                    start = at
+                    span = self._spans.get(key) if old is not None and key not in fresh else None
+                    if old is not None and span is not None:
+                        at += _copy(old, span, out)
+                    else:
+                        at += out.write((fresh[key] if key in fresh else text_of(key)).encode())
+                    spans[key] = (start, at)
+                if keys:
+                    at += out.write(b"\n  ]")
+                out.write(tail.encode())
+        finally:
+            if old is not None:
+                old.close()
         self._spans = spans
 
 

@@ -24,14 +24,13 @@ import json
 import math
 import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.api import Series
 from bench.errors import UserError
-from bench.results.result_file import ResultFile, entry_text
+from bench.results.result_file import ResultFile, atomic_output, entry_text
 
 #: any file named ``exp<N>`` followed by a non-digit reserves the id N
 _ANY_EXP_FILE = re.compile(r"^exp(\d+)(?!\d)")
@@ -54,18 +53,8 @@ def series_csv(series: Series, keep_gaps: bool = False) -> str:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_output(path) as out:
+        out.write(text.encode("utf-8"))
 
 
 def fmt_value(value: float) -> str:

@@ -289,6 +289,12 @@ def probe_closer(probe: ProbeFigures) -> float | None:
     return CLOSER * group
 
 
+def next_probe(probe: ProbeFigures) -> float | None:
+    """The records/s to probe again at, by either rule (:func:`probe_heavier`,
+    :func:`probe_closer`), or None where the probe's figure stands."""
+    return PATH_HEADROOM * probe.load_rate if probe_heavier(probe) else probe_closer(probe)
+
+
 def demands_within(duration: float, most: int = len(MULTIPLES)) -> int:
     """The demands a sized run shows whose least experiments fit :data:`LOAD_BUDGET_S`
     (at least :data:`MIN_DEMANDS`, at most ``most``)."""
