@@ -5,9 +5,9 @@ fake platform. Here the whole path runs as a user runs it: the CLI, the engine's
 (``ExperimentRunner.probe``), the search that starts at the prediction, the result
 files.
 
-- The calibrated use case on Apache Kafka: its demand is known by construction
-  (ceil(load / capacity)), so the probe's records/s per instance and every predicted
-  entry can be checked against it, not only against what the run then measured.
+- The calibrated use case, whose demand is known by construction, is predicted in
+  tests/e2e/test_sizing.py: a sized run predicts from its sizing probe, and one run
+  checks both.
 - UC1 on Spark with its Kafka connector: the probe reads the rows the SUT's own
   micro-batches read between their ends (``spark-input-rows``, ``spark-batch-end``),
   which only a real driver reports; the check is that it did, and that the prediction
@@ -27,9 +27,6 @@ import pytest
 from e2e_procs import bench_run, demand_rows
 
 pytestmark = pytest.mark.e2e
-
-CAPACITY = 1000
-
 
 def predicted_run(bootstrap: str, results: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return bench_run("--bootstrap-servers", bootstrap, "--results", str(results), "--predict", *args, timeout=600)
@@ -56,29 +53,6 @@ def agree(data: dict[str, Any], table: dict[float, float | None]) -> None:
         assert entry["hit"] == (entry["predicted"] == table[load]), (load, entry)
     hits = [e["hit"] for e in entries.values()]
     assert data["hitRate"] == pytest.approx(sum(hits) / len(hits))
-
-
-def test_the_calibrated_probe_measures_its_capacity_and_predicts_the_exact_demand(
-        kafka_bootstrap: str, tmp_path: Path) -> None:
-    """2,500 records/s at 1,000 per instance: demand 3. The probe runs on the fewest
-    resources, 2 instances, saturated (the lag grows by 500 records/s); the walk that
-    starts at the prediction measures 3 (keeps up) and its lower neighbour 2 (fails
-    against a threshold of 25). One load: each experiment more costs CI about 30 s."""
-    out = predicted_run(kafka_bootstrap, tmp_path, "--plugin", "calibrated", "--set", f"capacity={CAPACITY}",
-                    "--loads", "2500", "--resources", "2,3", "--duration", "30", "--warmup", "6",
-                    "--sample-interval", "1", "--repetitions", "1")
-    assert out.returncode == 0, out.stderr[-3000:]
-    data = prediction(tmp_path)
-    probe = data["probe"]
-    assert probe["saturated"] is True, probe
-    assert probe["source"] == "committed", probe  # the calibrated SUT has no micro-batches
-    assert probe["per_instance_rate"] == pytest.approx(CAPACITY, rel=0.05), probe
-    predicted = {float(e["key"]): e["predicted"] for e in data["entries"]}
-    assert predicted == {2500.0: 3}, data
-    table = demand(tmp_path)
-    assert table == {2500.0: 3.0}, out.stdout[-3000:]
-    agree(data, table)
-    assert "probe:" in out.stdout + out.stderr
 
 
 def test_a_spark_probe_reads_the_sut_s_own_batch_ends(kafka_bootstrap: str, tmp_path: Path) -> None:

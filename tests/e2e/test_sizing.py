@@ -3,9 +3,10 @@ Apache Kafka, whose capacity per instance is known by construction (1,000 record
 
 With no loads given bench probes two instances first; the probe must read its capacity
 within 5 % whatever load it probes at (it probes far above it, the lag growing by ~95 %
-of the input, then at twice what it read), place the loads between the capacity boundaries and measure distinct
-demands. ``--set sut.cpuPerInstance=0.5`` is a limit the user gave: kept, said, and
-the curve still shows. Short experiments and two resource amounts keep it near a minute.
+of the input, then at twice what it read), place the loads between the capacity
+boundaries and measure distinct demands; ``--predict`` predicts them from that probe.
+``--set sut.cpuPerInstance=0.5`` is a limit the user gave: kept, said, and the curve
+still shows. Short experiments and two resource amounts keep it near a minute.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
                                                                           tmp_path: Path) -> None:
     out = bench_run("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
                     "--set", f"capacity={CAPACITY}", "--set", "sut.cpuPerInstance=0.5", "--resources", "1,2",
-                    "--duration", "20", "--warmup", "5", "--sample-interval", "1", "--repetitions", "1",
+                    "--predict", "--duration", "20", "--warmup", "5", "--sample-interval", "1", "--repetitions", "1",
                     timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     sizing = json.loads((tmp_path / "exp0-sizing.json").read_text())
@@ -43,8 +44,13 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
     assert 0.15 * CAPACITY <= low <= 0.3 * CAPACITY and 1.15 * CAPACITY <= high <= 1.45 * CAPACITY, sizing
     assert probe["instances"] == 2, sizing  # the given amount nearest two
     table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
-    assert table == {low: "1", high: "2"} or len(set(table.values())) >= 2, out.stdout[-2000:]
+    assert table == {low: "1", high: "2"}, out.stdout[-2000:]
     assert "sized for this machine" in out.stderr and "sized for this machine" in out.stdout
+    # --predict takes the sizing probe's figure (no probe of its own) and is right for every load
+    predicted = json.loads((tmp_path / "exp0-prediction.json").read_text())
+    assert predicted["probe"]["per_instance_rate"] == probe["per_instance_rate"], predicted
+    entries = {float(e["key"]): (e["predicted"], e["measured"]) for e in predicted["entries"]}
+    assert entries == {low: (1, 1), high: (2, 2)} and predicted["hitRate"] == 1.0, predicted
 
 
 def test_an_instance_four_times_slower_still_shows_a_curve(kafka_bootstrap: str, tmp_path: Path) -> None:

@@ -271,3 +271,48 @@ def test_the_next_probe_is_heavier_nearer_or_none() -> None:
     assert sizing.next_probe(ProbeFigures(193.0, True, 40_000.0, 40_000.0, 0.125, instances=2.0)) == \
         pytest.approx(sizing.CLOSER * 386.0)
     assert sizing.next_probe(probe(16475, asked=40000, written=40000)) is None
+
+
+async def test_a_sized_run_predicts_from_its_sizing_probe_without_a_second_one(tmp_path: Path) -> None:
+    """``--predict`` on a sized run: the same experiments as without it (no second probe),
+    and the prediction from the sizing probe's 1,000 records/s is right for every load."""
+    registry = verdict_runs.registry()
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [4500]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1]},
+        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False}})
+    ran: dict[bool, list[tuple[float, float]]] = {}
+    said: list[str] = []
+    for predict in (False, True):
+        cfg = RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
+                        results_dir=tmp_path / str(predict), retries=0, auto=AutoSize(True, True), predict=predict)
+        clock = SimClock()
+        platform = CommittingPlatform()
+        outcome = await Engine(registry, cfg, platform, lambda m, t: said.append(m), clock=clock,
+                               sleep=clock.sleep).run()
+        ran[predict] = platform.experiments
+        assert outcome.table == {200.0: 1.0, 1300.0: 2.0, 2300.0: 3.0}
+    assert ran[True] == ran[False]
+    stored = json.loads(next((tmp_path / "True").glob("exp*-prediction.json")).read_text())
+    assert stored["hitRate"] == 1.0 and len(stored["entries"]) == 3, stored
+    assert stored["probe"]["per_instance_rate"] == pytest.approx(1000, rel=0.05), stored
+    assert "probe: the sizing probe's figure, not measured again" in said
+
+
+def test_a_stepped_load_without_a_step_at_the_heaviest_multiple_gets_a_lower_cpu_limit() -> None:
+    """UC4 at 4,995 records/s per instance: its steps 1,024, 4,096, 16,384 needed 1 and 4
+    instances. At the limit that puts 4,096 at 1.3 instances they need 1 and 2."""
+    figures = probe(4995, asked=16384, written=16384)
+    chosen, lower, why = sizing.plan(figures, levels, multiples=(0.2, 1.3))
+    assert sorted(sizing.demand_of(r, 4995) for r in chosen.values()) == [1, 4]  # what was chosen before
+    assert lower is not None and 0.15 <= lower <= 0.16, (lower, why)
+    slower = 4995 * lower / 0.25
+    again, none, _ = sizing.plan(probe(slower, cpu=lower, asked=16384, written=16384), levels,
+                                 multiples=(0.2, 1.3), cpu_fixed="estimated")
+    assert none is None and again == {5.0: 1024.0, 6.0: 4096.0}
+    assert sorted(sizing.demand_of(r, slower) for r in again.values()) == [1, 2]
+    assert "steps" in why
+    # a limit the user gave is kept; a continuous load is never lowered for its steps
+    assert sizing.plan(figures, levels, multiples=(0.2, 1.3), cpu_fixed="given")[1] is None
+    assert sizing.step_cpu(figures, {}, sensors, (0.2, 1.3)) is None

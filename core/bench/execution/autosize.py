@@ -20,7 +20,7 @@ from bench.execution.deployment import build_objects
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.patchers.apply import find_kind
 from bench.search import load_values, sizing
-from bench.search.prediction import guesses, measure, predict_capacity, predict_demand, probe_duration
+from bench.search.prediction import Probe, guesses, measure, predict_capacity, predict_demand, probe_duration
 from bench.search.sizing import AutoSize
 
 #: a lowered CPU limit at least this share of the probed one: one instance's records/s is
@@ -206,3 +206,12 @@ def search_guesses(made: sizing.Sizing | None, metric: str, loads: Sequence[floa
         # on 3 and on 2, and failed on 1; three experiments where two decide it)
         start = {k: max(0, i - 1) for k, i in start.items()}
     return start
+
+
+def as_probe(figures: sizing.ProbeFigures) -> Probe:
+    """A sizing probe as ``--predict`` keeps its probe (its lag's growth: what was written
+    less what the instances read)."""
+    written = figures.input_rate if figures.input_rate is not None else figures.load_rate
+    return Probe(figures.load, figures.instances, figures.load_rate,
+                 written - figures.per_instance_rate * figures.instances, figures.per_instance_rate,
+                 figures.saturated, figures.seconds, figures.input_rate, None, figures.source or "lag")

@@ -117,7 +117,7 @@ class Engine:
                 self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
                 problem = self._problem(lower_bound)
             if self.cfg.predict:
-                prediction = await self._predict(problem, resuming)
+                prediction = await self._predict(problem, resuming, sized)
             else:  # resumed without --predict: its stored prediction is still checked against the table
                 prediction = self._stored_prediction(problem) if resuming else None
             if prediction is not None and self.cfg.predict and strategy.from_prediction is not None:
@@ -192,8 +192,12 @@ class Engine:
                 self.progress(line, False)
         return made
 
-    async def _predict(self, problem: SearchProblem, resuming: bool) -> Prediction | None:
+    async def _predict(self, problem: SearchProblem, resuming: bool, sized: Sizing | None = None
+                       ) -> Prediction | None:
         """The probe at the heaviest load with the fewest resources, and the table it predicts.
+
+        A sized run predicts from its sizing probe: it measured the same figure on this
+        run's instances a moment ago, and a second probe costs a minute for nothing.
 
         None when the probe gave no usable lag (a fault, too few samples): the search
         then walks as its strategy says, and the run says why. The prediction file is
@@ -206,6 +210,9 @@ class Engine:
         probe = stored_probe(read_prediction(path)) if resuming else None
         if probe is not None:
             self.progress(f"probe: from the interrupted run ({path.name}), not measured again", False)
+        elif sized is not None and sized.probes:
+            probe = autosize.as_probe(sized.probes[-1])
+            self.progress("probe: the sizing probe's figure, not measured again", False)
         else:
             seconds = probe_duration(ex.duration, ex.warmup, ex.sampleInterval)
             try:
