@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bench.search.load_values import RateOf, candidates_near
+from bench.search.load_values import RateOf, candidates_near, whole_candidates
 
 #: where the loads go, in capacities of one instance: inside the 1st, 2nd and 3rd
 #: instance's share, never on a boundary, and nearer each share's lower edge than its
@@ -320,6 +320,36 @@ def lower_cpu(probe: ProbeFigures, usable: float, multiples: Sequence[float] = M
     return cpu if cpu >= MIN_CPU else (MIN_CPU if probe.cpu > MIN_CPU else None)
 
 
+def step_cpu(probe: ProbeFigures, chosen: dict[float, float], rate_of: RateOf,
+             multiples: Sequence[float] = MULTIPLES) -> tuple[float, list[float]] | None:
+    """(a lower CPU limit, the steps' records/s that then need their own demands) where a
+    stepped load has no step near the heaviest multiple's demand, else None.
+
+    UC4's levels are 4x apart: at 4,995 records/s per instance its steps were 1,024, 4,096
+    and 16,384, so the sized loads needed 1 and 4 instances, and no amount of a 2-core
+    machine's instances kept up with 16,384. At the CPU limit that makes the heaviest step
+    below the multiple ask exactly it (one instance's records/s taken in proportion to
+    its CPU) the steps need 1, 2, ... instances as the continuous loads do."""
+    capacity, top = probe.per_instance_rate, max(multiples)
+    wanted = demand_of(top * capacity, capacity)
+    if probe.cpu <= 0 or capacity <= 0 or wanted in {demand_of(r, capacity) for r in chosen.values()}:
+        return None
+    if candidates_near(top * capacity, rate_of, {}):
+        return None  # a continuous load: each multiple has its value (a stepped one gets the empty steps)
+    steps = whole_candidates(rate_of, most=top * capacity)
+    below = [r for r in steps.values() if 0 < r < top * capacity and r <= probe.usable_rate]
+    if not below:
+        return None
+    slower = max(below) / top  # records/s per instance at the lower limit
+    cpu = math.floor(probe.cpu * slower / capacity * 1000) / 1000
+    if cpu < MIN_CPU or cpu >= probe.cpu:
+        return None
+    rates = list(choose_loads(slower, probe.usable_rate, rate_of, multiples).values())
+    if distinct_demands(rates, slower) < min(MIN_DEMANDS, len(multiples)):
+        return None
+    return cpu, rates
+
+
 def distinct_demands(rates: Sequence[float], capacity: float) -> int:
     return len({demand_of(r, capacity) for r in rates})
 
@@ -337,6 +367,11 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
         return {}, None, f"resources for the given loads at {capacity:,.0f} records/s per instance"
     chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated)
     enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
+    if probe.saturated and cpu_fixed is None and (stepped := step_cpu(probe, chosen, rate_of, multiples)):
+        limit, rates = stepped
+        return chosen, limit, (f"the load's steps put no load at {max(multiples):g} x the probe's "
+                               f"{capacity:,.0f} records/s per instance: a lower CPU limit ({limit:g} core) puts "
+                               f"its {max(rates):,.0f} records/s there")
     if probe.saturated and enough:
         return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in multiples)} x the probe's "
                               f"{capacity:,.0f} records/s per instance, between the boundaries where verdicts "
