@@ -30,8 +30,7 @@ def sensors_patcher(objects: list[Manifest], value: Any, properties: Mapping[str
         levels, children = tree_shape(None, params)
         sensors = children**levels
         if not params.get("registry"):  # refused before anything starts, not by every repetition's producer
-            registry.check_sizes(*registry.full_tree_sizes(levels, children),
-                                 f"the registry of {levels} levels of {children} children")
+            registry.check_full_tree(levels, children, f"the registry of {levels} levels of {children} children")
         spec["sensors"] = sensors
         per_instance = properties.get("maxPerInstance", spec.get("maxPerInstance"))
         if per_instance is not None:

@@ -112,6 +112,23 @@ def check_sizes(raw: int, wire: int, what: str) -> None:
                          "nestedGroups or childrenPerGroup")
 
 
+#: gzip leaves a full tree's event about 7.6 bytes a leaf (levels 7-9 of 4 children); a
+#: tree above the limit at half of that is refused without building it: sizing's search
+#: for a load value built 9, 10 and 11 levels (4 million leaves, gigabytes, a minute and a
+#: half) only to refuse each
+MIN_WIRE_BYTES_PER_LEAF = 3.8
+
+
+def check_full_tree(levels: int, children: int, what: str) -> None:
+    """Refuse a full tree's event no broker takes, by its leaves where they decide it."""
+    leaves = children**levels
+    if leaves * MIN_WIRE_BYTES_PER_LEAF > MAX_EVENT_BYTES:
+        raise ValueError(f"{what} is at least {leaves * MIN_WIRE_BYTES_PER_LEAF:,.0f} bytes compressed ({leaves:,} "
+                         f"sensors), more than one Kafka message holds ({MAX_EVENT_BYTES:,}, the broker's "
+                         "message.max.bytes); use fewer nestedGroups or childrenPerGroup")
+    check_sizes(*full_tree_sizes(levels, children), what)
+
+
 @functools.lru_cache(maxsize=32)
 def full_tree_sizes(levels: int, children: int) -> tuple[int, int]:
     """(JSON bytes, wire bytes) of :func:`build_tree`'s event, computed once per shape."""

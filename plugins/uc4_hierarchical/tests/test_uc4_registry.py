@@ -117,3 +117,12 @@ def test_a_load_whose_registry_no_broker_takes_is_refused_before_anything_starts
         sensors_patcher(objects, 9, {})  # type: ignore[arg-type]
     ok = [{"kind": "BenchGenerator", "spec": {"params": {"nestedGroups": 7, "childrenPerGroup": 4}}}]
     assert sensors_patcher(ok, 7, {})[0]["spec"]["sensors"] == 4**7  # type: ignore[arg-type]
+    # what the leaves decide is refused without building the tree (11 levels: 4 million leaves)
+    registry.full_tree_sizes.cache_clear()
+    huge = [{"kind": "BenchGenerator", "spec": {"params": {"nestedGroups": 11, "childrenPerGroup": 4}}}]
+    with pytest.raises(ValueError, match=r"the registry of 11 levels of 4 children is at least 15,938,355 bytes"):
+        sensors_patcher(huge, 11, {})  # type: ignore[arg-type]
+    assert registry.full_tree_sizes.cache_info().misses == 0
+    # the bound is below every full tree's measured size, so it refuses nothing that fits
+    for levels in (7, 8):
+        assert 4**levels * registry.MIN_WIRE_BYTES_PER_LEAF < registry.full_tree_sizes(levels, 4)[1]
