@@ -28,6 +28,7 @@ def sensors_patcher(objects: list[Manifest], value: Any, properties: Mapping[str
         spec = clone.setdefault("spec", {})
         params = spec.setdefault("params", {})
         levels, children = tree_shape(None, params)
+        registry.check_leaves(levels, children)
         sensors = children**levels
         if not params.get("registry"):  # refused before anything starts, not by every repetition's producer
             registry.check_full_tree(levels, children, f"the registry of {levels} levels of {children} children")

@@ -73,12 +73,19 @@ def leaf_keys(levels: int, children: int = 4) -> list[str]:
     """The leaves of :func:`build_tree` without building it (the generator's key space)."""
     if levels < 1 or children < 1:
         raise ValueError(f"need nestedGroups >= 1 and childrenPerGroup >= 1, got {levels}, {children}")
+    check_leaves(levels, children)
+    return [leaf_key(i) for i in range(children**levels)]
+
+
+def check_leaves(levels: int, children: int) -> None:
+    """Refuse a tree of more than :data:`MAX_LEAVES` leaves by its logarithm: the power
+    itself, for a load value like 10^9 levels, is a number of gigabytes that takes
+    minutes to compute (sizing's search for a load value tries such values)."""
     if levels * math.log10(max(children, 1)) > math.log10(MAX_LEAVES):
         raise ValueError(
             f"childrenPerGroup^nestedGroups = {children}^{levels} leaves is more than {MAX_LEAVES:,}; "
             "the NumNestedGroups load is the number of nesting levels (e.g. 2, 3, 4), not records/s"
         )
-    return [leaf_key(i) for i in range(children**levels)]
 
 
 def dumps(tree: Node) -> str:
@@ -121,6 +128,7 @@ MIN_WIRE_BYTES_PER_LEAF = 3.8
 
 def check_full_tree(levels: int, children: int, what: str) -> None:
     """Refuse a full tree's event no broker takes, by its leaves where they decide it."""
+    check_leaves(levels, children)
     leaves = children**levels
     if leaves * MIN_WIRE_BYTES_PER_LEAF > MAX_EVENT_BYTES:
         raise ValueError(f"{what} is at least {leaves * MIN_WIRE_BYTES_PER_LEAF:,.0f} bytes compressed ({leaves:,} "

@@ -123,6 +123,10 @@ def test_a_load_whose_registry_no_broker_takes_is_refused_before_anything_starts
     with pytest.raises(ValueError, match=r"the registry of 11 levels of 4 children is at least 15,938,355 bytes"):
         sensors_patcher(huge, 11, {})  # type: ignore[arg-type]
     assert registry.full_tree_sizes.cache_info().misses == 0
+    # a value no tree takes is refused by its logarithm (4^(10^9) would take minutes)
+    absurd = [{"kind": "BenchGenerator", "spec": {"params": {"nestedGroups": 10**9, "childrenPerGroup": 4}}}]
+    with pytest.raises(ValueError, match=r"4\^1000000000 leaves is more than 10,000,000"):
+        sensors_patcher(absurd, 10**9, {})  # type: ignore[arg-type]
     # the bound is below every full tree's measured size, so it refuses nothing that fits
     for levels in (7, 8):
         assert 4**levels * registry.MIN_WIRE_BYTES_PER_LEAF < registry.full_tree_sizes(levels, 4)[1]
