@@ -189,6 +189,23 @@ def test_uc1_two_instances_fit_three_demands_at_the_probe_s_rate() -> None:
     assert lower is not None
 
 
+def test_a_micro_batch_figure_puts_the_third_load_halfway_to_the_path() -> None:
+    """Two UC1 instances read 23,172 records/s each behind their input; in runs two passed
+    53,000 (2.3 x) and failed 64,000, which three passed. The third load goes halfway
+    from 2.3 x to the 80,000 the path pushes; a figure read from committed offsets (the
+    calibrated SUT, in proportion) keeps its multiple."""
+    asked = autosize.PROBE_RATE_PER_CORE * 2
+    batches = ProbeFigures(23172.0, True, asked, asked, 0.25, source="batches", instances=2)
+    chosen, lower, _ = sizing.plan(batches, sensors)
+    light, middle, heavy = chosen.values()
+    assert lower is None and light == 4600 and middle == 30000
+    assert heavy == load_values.two_digits(2.3 * 23172 + 0.5 * (2 * asked - 2.3 * 23172)) == 67000
+    committed = ProbeFigures(23172.0, True, asked, asked, 0.25, source="committed", instances=2)
+    assert max(sizing.plan(committed, sensors)[0].values()) == 53000
+    # two multiples (120-s experiments): no third demand to stretch
+    assert max(sizing.plan(batches, sensors, multiples=(0.2, 1.3))[0].values()) == 30000
+
+
 def test_the_demands_shown_are_as_many_as_their_experiments_time_fits() -> None:
     """k demands take at least 2k - 1 experiments: UC1's 90-s ones fit 3 in the budget,
     UC2's 120-s ones 2, never fewer than 2 nor more than asked."""
