@@ -219,7 +219,8 @@ def cli() -> None:
                    "there: the prediction and its neighbour are measured, so the table stays measured; the "
                    "prediction is printed and kept beside it (exp<id>-prediction.json). The default search "
                    "(bracket) starts each walk there; linear and binary are replaced by initial-guess from there "
-                   "(the same table on monotone verdicts); not with --search full.")
+                   "(the same table on monotone verdicts); not with --search full. A run whose loads are sized "
+                   "for the machine predicts from its sizing probe, not from a second one.")
 @click.option("--platform", "platform_name", default="embedded", show_default=True,
               help="Where to run (see Platforms below).")
 @click.option("--kafka-config", "kafka_config", multiple=True, metavar="KEY=VALUE",
