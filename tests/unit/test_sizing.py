@@ -256,7 +256,8 @@ def test_only_a_probe_that_kept_up_and_is_not_micro_batch_is_probed_heavier() ->
 def test_a_lower_bound_starts_each_walk_one_amount_lower() -> None:
     """The instances are faster than a lower bound says: UC1's 46,000 records/s, predicted
     3 from 20,075 per instance, passed on 3 and 2 and failed on 1 (three experiments where
-    a start at 2 decides it in two). A saturated figure starts at its prediction."""
+    a start at 2 decides it in two). A saturated figure starts at its prediction, at most
+    one amount above the lighter sized load's."""
     resources = [1.0, 2.0, 3.0, 4.0, 5.0]
     rates = {6000.0: 6000.0, 26000.0: 26000.0, 74000.0: 74000.0}
 
@@ -264,8 +265,11 @@ def test_a_lower_bound_starts_each_walk_one_amount_lower() -> None:
         return Sizing([probe(20075.0, saturated=saturated, asked=40000, written=40000)], list(rates), resources,
                       rates)
 
+    # saturated: each walk starts at most one amount above the lighter load's (predicted 4)
     assert autosize.search_guesses(made(True), "demand", list(rates), resources) == {
-        6000.0: 0, 26000.0: 1, 74000.0: 3}
+        6000.0: 0, 26000.0: 1, 74000.0: 2}
+    given = Sizing([probe(20075.0, asked=40000, written=40000)], None, resources, rates)  # the user's loads
+    assert autosize.search_guesses(given, "demand", list(rates), resources) == {6000.0: 0, 26000.0: 1, 74000.0: 3}
     assert autosize.search_guesses(made(False), "demand", list(rates), resources) == {
         6000.0: 0, 26000.0: 0, 74000.0: 2}
     assert made(False).lower_bound and not made(True).lower_bound
