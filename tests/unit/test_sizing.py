@@ -196,8 +196,9 @@ def test_a_micro_batch_figure_puts_the_third_load_halfway_to_the_path() -> None:
     calibrated SUT, in proportion) keeps its multiple."""
     asked = autosize.PROBE_RATE_PER_CORE * 2
     batches = ProbeFigures(23172.0, True, asked, asked, 0.25, source="batches", instances=2)
-    chosen, lower, _ = sizing.plan(batches, sensors)
+    chosen, lower, why = sizing.plan(batches, sensors)
     light, middle, heavy = chosen.values()
+    assert "the heaviest halfway from 2.3 x to the 80,000 records/s the load path pushes" in why
     assert lower is None and light == 4600 and middle == 30000
     assert heavy == load_values.two_digits(2.3 * 23172 + 0.5 * (2 * asked - 2.3 * 23172)) == 67000
     committed = ProbeFigures(23172.0, True, asked, asked, 0.25, source="committed", instances=2)

@@ -381,8 +381,11 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
         return {}, None, "the probe's instance processed nothing"
     if given_rates is not None:
         return {}, None, f"resources for the given loads at {capacity:,.0f} records/s per instance"
-    chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated,
-                          batches=probe.saturated and probe.source == "batches")
+    batches = probe.saturated and probe.source == "batches"
+    chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated, batches=batches)
+    stretched = (f"; the heaviest halfway from {multiples[-1]:g} x to the {usable:,.0f} records/s the load path "
+                 "pushes (a micro-batch SUT's larger amounts do better than this figure)"
+                 if batches and len(multiples) > 2 and usable > multiples[-1] * capacity else "")
     enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
     if probe.saturated and cpu_fixed is None and (stepped := step_cpu(probe, chosen, rate_of, multiples)):
         limit, rates = stepped
@@ -392,7 +395,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
     if probe.saturated and enough:
         return chosen, None, (f"loads at {', '.join(f'{m:g}' for m in multiples)} x the probe's "
                               f"{capacity:,.0f} records/s per instance, between the boundaries where verdicts "
-                              "are unstable")
+                              f"are unstable{stretched}")
     why = (f"the probe's instances kept up with it: {capacity:,.0f} records/s per instance is a lower bound, "
            "the loads may need fewer instances than sized" if not probe.saturated else
            f"one instance takes {capacity:,.0f} of the {usable:,.0f} records/s the load path can push")
