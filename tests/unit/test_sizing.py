@@ -338,3 +338,37 @@ def test_a_stepped_load_without_a_step_at_the_heaviest_multiple_gets_a_lower_cpu
     # a limit the user gave is kept; a continuous load is never lowered for its steps
     assert sizing.plan(figures, levels, multiples=(0.2, 1.3), cpu_fixed="given")[1] is None
     assert sizing.step_cpu(figures, {}, sensors, (0.2, 1.3)) is None
+
+
+async def test_a_probe_that_saw_no_batch_end_is_repeated_at_a_tenth_of_its_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eighth-core UC3 instances at 40,000 records/s committed nothing in 88 s: the probe
+    was inconclusive and the run fell back to the use case's loads. Probed again at a
+    tenth of the load, the instances end batches and the loads are sized."""
+    from bench.search.prediction import ProbeInconclusive
+
+    calls: list[float] = []
+    real = autosize.measure
+
+    def first_inconclusive(*args: object, **kwargs: object) -> object:
+        calls.append(float(args[2]))  # type: ignore[arg-type]
+        if len(calls) == 1:
+            raise ProbeInconclusive("its lag rose at the whole input rate between commits and fell 0 time(s)")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(autosize, "measure", first_inconclusive)
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [4500]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1]},
+        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False}})
+    cfg = RunConfig(use_case=FAKE_USE_CASE, benchmark=parse_benchmark(fake_benchmark()), execution=execution,
+                    results_dir=tmp_path, retries=0, auto=AutoSize(True, True))
+    said: list[str] = []
+    clock = SimClock()
+    outcome = await Engine(verdict_runs.registry(), cfg, CommittingPlatform(), lambda m, t: said.append(m),
+                           clock=clock, sleep=clock.sleep).run()
+    flood = autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1)
+    assert calls == [flood, flood / sizing.FLOOD_RATIO]
+    assert any("probing again at a tenth of its load" in m for m in said)
+    assert outcome.sizing is not None and outcome.sizing.loads == [200.0, 1300.0, 2300.0]
