@@ -131,19 +131,16 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
                         s.get("spark-input-rows"), s.get("spark-batch-end"), s.get("processed-rate"))
         except NOT_FAULTS:
             raise
-        except ProbeInconclusive as exc:
-            # no micro-batch ended under the flood: eighth-core UC3 instances at 40,000
-            # records/s committed nothing in 88 s. A tenth of it ends batches
-            lighter = probe_load(runner, runner.rate_of(load) / sizing.FLOOD_RATIO)
-            if not probes and runner.rate_of(lighter) < runner.rate_of(load):
+        except Exception as exc:  # noqa: BLE001 - a failed probe keeps the use case's loads
+            # no micro-batch ended under the flood (eighth-core UC3 instances at 40,000
+            # records/s committed nothing in 88 s): a tenth of it ends batches
+            lighter = (probe_load(runner, runner.rate_of(load) / sizing.FLOOD_RATIO)
+                       if isinstance(exc, ProbeInconclusive) and not probes else load)
+            if runner.rate_of(lighter) < runner.rate_of(load):
                 progress(f"sizing: no micro-batch ended in the probe ({exc}); probing again at a tenth of its "
                          "load", False)
                 load = lighter
                 continue
-            progress(f"sizing skipped: the probe gave no figure (ProbeInconclusive: {exc}); the use case's loads "
-                     "are measured", False)
-            break
-        except Exception as exc:  # noqa: BLE001 - a failed probe keeps the use case's loads
             progress(f"sizing skipped: the probe gave no figure ({type(exc).__name__}: {exc}); the use case's "
                      "loads are measured", False)
             break

@@ -45,11 +45,10 @@ from bench.search.load_values import RateOf, candidates_near, whole_candidates
 #: 5,700 records/s (0.3 x 19,142) where two kept up with 44,000, and earlier 5,000 (0.5 x
 #: 10,005).
 MULTIPLES = (0.2, 1.3, 2.3)
-#: a third demand's load of a micro-batch SUT goes this share of the way from its multiple
-#: to what the load path pushes. Two instances of such a SUT, behind their input, read what
-#: waits in ever larger batches, and a steady run's larger amounts do better than that
-#: figure in proportion: two quarter-core UC1 instances read 23,172 records/s each, passed
-#: 53,000 (2.3 x) in a run and failed 64,000, which three passed; the path pushed 80,000
+#: a micro-batch SUT's third load goes this share of the way from its multiple to what the
+#: path pushes: two such instances behind their input read less than larger amounts do in
+#: a steady run (two UC1 instances read 23,172 records/s each, passed 53,000, 2.3 x, and
+#: failed 64,000, which three passed; the path pushed 80,000)
 BEYOND_TWO = 0.5
 #: a load is kept clear of a boundary by this share of one instance's capacity: a
 #: stepped load (UC4's levels, 4x apart) takes the nearest value inside
@@ -243,7 +242,7 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
     whole: dict[float, float] | None = None
     for m in multiples:
         targets = [m * capacity]
-        stretched = batches and m == multiples[-1] and len(multiples) > 2 and usable > m * capacity
+        stretched = m == multiples[-1] and stretches(batches, multiples, capacity, usable)
         if stretched:
             targets = [m * capacity + BEYOND_TWO * (usable - m * capacity)]
         elif lower_bound and m == multiples[-1] and len(multiples) > 1:
@@ -273,6 +272,11 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
         chosen[value] = rate
         demands.add(demand_of(rate, capacity))
     return dict(sorted(chosen.items()))
+
+
+def stretches(batches: bool, multiples: Sequence[float], capacity: float, usable: float) -> bool:
+    """Whether a micro-batch figure's third load goes halfway to the path (:data:`BEYOND_TWO`)."""
+    return batches and len(multiples) > 2 and usable > multiples[-1] * capacity
 
 
 def resources_for(rates: Sequence[float], capacity: float) -> list[float]:
@@ -385,7 +389,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
     chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated, batches=batches)
     stretched = (f"; the heaviest halfway from {multiples[-1]:g} x to the {usable:,.0f} records/s the load path "
                  "pushes (a micro-batch SUT's larger amounts do better than this figure)"
-                 if batches and len(multiples) > 2 and usable > multiples[-1] * capacity else "")
+                 if stretches(batches, multiples, capacity, usable) else "")
     enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
     if probe.saturated and cpu_fixed is None and (stepped := step_cpu(probe, chosen, rate_of, multiples)):
         limit, rates = stepped
