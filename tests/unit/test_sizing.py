@@ -16,8 +16,8 @@ from bench.config.model import parse_benchmark, parse_execution
 from bench.execution import autosize
 from bench.execution.config import RunConfig
 from bench.execution.run import Engine
-from bench.search import load_values, sizing
-from bench.search.sizing import AutoSize, ProbeFigures, Sizing
+from bench.search import load_values, sizing, sizing_record
+from bench.search.sizing_record import AutoSize, ProbeFigures, Sizing
 
 from tests.unit import verdict_runs
 from tests.unit.fakes import FAKE_USE_CASE, FakePlatform, fake_benchmark
@@ -184,7 +184,7 @@ def test_uc1_two_instances_fit_three_demands_at_the_probe_s_rate() -> None:
     chosen, lower, _ = sizing.plan(probe(20051.0, asked=asked, written=asked), sensors)
     assert lower is None
     assert sorted(sizing.demand_of(r, 20051.0) for r in chosen.values()) == [1, 2, 3]
-    assert asked < max(chosen.values()) <= sizing.PATH_HEADROOM * asked
+    assert asked < max(chosen.values()) <= sizing_record.PATH_HEADROOM * asked
     _, lower, _ = sizing.plan(probe(20051.0, asked=asked, written=30000.0), sensors)
     assert lower is not None
 
@@ -238,7 +238,7 @@ def test_a_lower_bound_sends_the_heaviest_load_up_to_what_the_path_pushes() -> N
     stays at its multiple."""
     asked = 40_000.0
     bound, _, _ = sizing.plan(probe(20075.0, saturated=False, asked=asked, written=asked), sensors)
-    usable = sizing.PATH_HEADROOM * asked
+    usable = sizing_record.PATH_HEADROOM * asked
     assert sorted(bound)[:2] == [4000, 26000] and 0.9 * usable <= max(bound.values()) <= usable, bound
     assert len({sizing.demand_of(r, 20075.0) for r in bound.values()}) == 3
     measured, _, _ = sizing.plan(probe(20075.0, asked=asked, written=asked), sensors)

@@ -17,7 +17,7 @@ from bench.config.model import parse_benchmark, parse_execution
 from bench.execution import autosize
 from bench.execution.config import RunConfig
 from bench.execution.run import Engine
-from bench.search.sizing import AutoSize
+from bench.search.sizing_record import AutoSize
 
 from tests.unit import verdict_runs
 from tests.unit.fakes import FakePlatform

@@ -29,7 +29,7 @@ from bench.results.grid import GridTable
 from bench.results.sizing_file import read_sizing
 from bench.results.store import read_series
 from bench.search import prediction
-from bench.search.sizing import Sizing
+from bench.search.sizing_record import Sizing
 
 #: a lag chart draws at most this many points per repetition (thinned evenly)
 MAX_POINTS = 400

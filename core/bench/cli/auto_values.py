@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from bench.search.sizing import AutoSize, Sizing
+from bench.search.sizing_record import AutoSize, Sizing
 
 #: ``--loads auto`` / ``loadValues: auto``: bench sizes the values by a probe (bench.search.sizing)
 AUTO = "auto"

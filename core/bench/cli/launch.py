@@ -77,7 +77,7 @@ from bench.runtime.kafka.security import KafkaSecurity
 from bench.runtime.kafka.security import install as install_kafka_security
 from bench.runtime.spark.cpu_limit import refuse_unlimited_cpu
 from bench.search.choice import check_no_lower_bound, check_predict, strategy_named
-from bench.search.sizing import AutoSize
+from bench.search.sizing_record import AutoSize
 
 #: Defaults where no file or use case says otherwise; values: placeholders until sized (auto_values)
 LAPTOP_EXECUTION: dict[str, Any] = {

@@ -29,7 +29,7 @@ from bench.search.prediction import (
     predict_demand,
     probe_duration,
 )
-from bench.search.sizing import AutoSize
+from bench.search.sizing_record import AutoSize, ProbeFigures, Sizing
 
 #: a lowered CPU limit at least this share of the probed one: one instance's records/s is
 #: estimated in proportion rather than probed again. A second probe of a micro-batch SUT
@@ -42,7 +42,7 @@ ESTIMATE_SHARE = 0.4
 #: instances (two quarter-core UC1 instances read 20,051 records/s each of 40,000, with
 #: a backlog left by their start), yet not far above: a Spark SUT far behind reads more
 #: per second in its ever larger micro-batches (37,669 each of 80,000), which no
-#: run's verdict sees. What the load path pushes beyond it: ``sizing.PATH_HEADROOM``.
+#: run's verdict sees. What the load path pushes beyond it: ``sizing_record.PATH_HEADROOM``.
 PROBE_RATE_PER_CORE = 20_000.0
 #: instances the probe runs, its records/s divided among them. A SUT process has a fixed
 #: cost its instances share (the JIT compiler, the collector, the driver's planning:
@@ -74,7 +74,7 @@ def with_cpu(benchmark: Benchmark, cpu: float) -> Benchmark:
     return benchmark.model_copy(update={"sut": benchmark.sut.model_copy(update={"resources": resources})})
 
 
-def apply(cfg: RunConfig, made: sizing.Sizing) -> None:
+def apply(cfg: RunConfig, made: Sizing) -> None:
     """The run's configuration takes the sized values (the user's stay where given)."""
     updates: dict[str, Any] = {}
     ex = cfg.execution
@@ -99,7 +99,7 @@ def probe_load(runner: ExperimentRunner, target: float) -> float:
 
 
 async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSize, progress: ProgressFn,
-                         cores: int) -> sizing.Sizing | None:
+                         cores: int) -> Sizing | None:
     """Probe :func:`probe_instances` instances (again at a lower CPU limit where the curve
     does not fit) and choose as many demands as :func:`bench.search.sizing.demands_within`
     the experiments' time; None when no probe gave a figure (the run keeps the use case's loads)."""
@@ -116,7 +116,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     original = cfg.benchmark
     original_cpu = objects_cpu(runner, load, resources)
     cpu_fixed = auto.cpu_fixed or (None if original_cpu > 0 else "the SUT has no CPU limit (cpuPerInstance 0)")
-    probes: list[sizing.ProbeFigures] = []
+    probes: list[ProbeFigures] = []
     chosen: dict[float, float] = {}
     why = ""
     for _ in range(sizing.MAX_PROBES):
@@ -144,7 +144,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
             progress(f"sizing skipped: the probe gave no figure ({type(exc).__name__}: {exc}); the use case's "
                      "loads are measured", False)
             break
-        figures = sizing.ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
+        figures = ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
                                       p.seconds, p.source, resources)
         probes.append(figures)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
@@ -163,7 +163,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         if figures.saturated and lower >= ESTIMATE_SHARE * cpu:
             # a small cut: one instance's records/s scaled with its CPU, not probed again
             # (a probe costs a minute or more; the search measures every entry anyway)
-            estimated = sizing.ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,
+            estimated = ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,
                                             figures.input_rate, lower, load, 0.0, "estimated", resources)
             probes.append(estimated)
             chosen, _, why = sizing.plan(estimated, runner.rate_of, given_rates=given, cpu_fixed="estimated",
@@ -179,7 +179,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     loads = list(chosen) if auto.loads and chosen else None
     rates = dict(chosen) if loads else {x: runner.rate_of(x) for x in cfg.execution.load.loadValues}
     resources_out = sizing.resources_for(list(rates.values()), capacity) if auto.resources else None
-    made = sizing.Sizing(probes, loads, resources_out, rates, cpu_now,
+    made = Sizing(probes, loads, resources_out, rates, cpu_now,
                          original_cpu if not math.isclose(cpu_now, original_cpu) else None, why,
                          sizing.advice(rates, capacity, cpu_fixed) if auto.loads else None)
     return made
@@ -200,7 +200,7 @@ def objects_cpu(runner: ExperimentRunner, load: float, resources: float) -> floa
                                                 resources))
 
 
-def search_guesses(made: sizing.Sizing | None, metric: str, loads: Sequence[float], resources: Sequence[float]
+def search_guesses(made: Sizing | None, metric: str, loads: Sequence[float], resources: Sequence[float]
                    ) -> dict[float, int] | None:
     """Where the search starts each walk, from the sizing's one-instance records/s (as
     ``--predict``'s probe does); None without a measured figure.
@@ -232,7 +232,7 @@ def search_guesses(made: sizing.Sizing | None, metric: str, loads: Sequence[floa
     return start
 
 
-def as_probe(figures: sizing.ProbeFigures) -> Probe:
+def as_probe(figures: ProbeFigures) -> Probe:
     """A sizing probe as ``--predict`` keeps its probe (its lag's growth: what was written
     less what the instances read)."""
     written = figures.input_rate if figures.input_rate is not None else figures.load_rate

@@ -9,7 +9,7 @@ from typing import Any
 
 from bench.api import UseCase
 from bench.config.base import Benchmark, Execution
-from bench.search.sizing import AutoSize
+from bench.search.sizing_record import AutoSize
 
 
 @dataclass

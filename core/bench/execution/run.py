@@ -46,7 +46,7 @@ from bench.search.prediction import (
 )
 from bench.search.prediction import read as read_prediction
 from bench.search.prediction import write as write_prediction
-from bench.search.sizing import Sizing
+from bench.search.sizing_record import Sizing
 from bench.slo.evaluator import SloEvaluator
 
 log = structlog.get_logger("bench.execution")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bench.results.store import ExperimentRecord
 from bench.search.prediction import Prediction
-from bench.search.sizing import Sizing
+from bench.search.sizing_record import Sizing
 
 
 @dataclass

@@ -28,13 +28,11 @@ value -> its records/s), so it is unit-tested without a machine; the engine
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from bench.search.load_values import RateOf, candidates_near, whole_candidates
+from bench.search.sizing_record import PATH_HEADROOM, ProbeFigures
 
 #: where the loads go, in capacities of one instance: inside the 1st, 2nd and 3rd
 #: instance's share, never on a boundary, and nearer each share's lower edge than its
@@ -53,17 +51,6 @@ BEYOND_TWO = 0.5
 #: a load is kept clear of a boundary by this share of one instance's capacity: a
 #: stepped load (UC4's levels, 4x apart) takes the nearest value inside
 BOUNDARY_MARGIN = 0.15
-#: of the records/s the load path pushed when it fell behind, the share a load may ask
-#: (a generator more than 1 % short faults the experiment)
-PATH_SHARE = 0.7
-#: where the load path kept up with the probe, the records/s a load may ask, in the
-#: probe's: a path that kept up pushes more still. The generator alone pushes 2 million
-#: records/s (docs/performance.md, "Generator"), and beside three quarter-core UC1
-#: instances on 2 cores the path pushed 80,000 (twice the probe's 40,000). The probe
-#: itself stays moderate: a Spark SUT far behind reads more per second in its ever larger
-#: micro-batches (two UC1 instances: 20,051 records/s each of 40,000, 37,669 of 80,000),
-#: which a run's verdict does not see.
-PATH_HEADROOM = 2.0
 #: a load moved down to what the load path pushes takes the first of these shares of it
 #: that its value's rounding to two digits (up to 5 %) keeps within it
 PATH_FILL = (0.97, 0.92)
@@ -86,132 +73,6 @@ MIN_CPU = 0.05
 #: the probes at most: a lowered CPU limit is estimated in proportion where it can be
 #: (:data:`bench.execution.autosize.ESTIMATE_SHARE`), measured again only where not
 MAX_PROBES = 2
-FILE = "exp{id}-sizing.json"
-
-
-@dataclass
-class AutoSize:
-    """What the user left to bench (``RunConfig.auto``): the loads, the resources, or both."""
-
-    loads: bool
-    resources: bool
-    #: why the CPU limit per instance may not be lowered (the user gave it), or None
-    cpu_fixed: str | None = None
-
-
-@dataclass
-class ProbeFigures:
-    """One probe as sizing reads it."""
-
-    #: records/s one instance processed (a lower bound when not saturated)
-    per_instance_rate: float
-    saturated: bool
-    #: records/s the load asked for, and what the generators wrote (None: not counted)
-    load_rate: float
-    input_rate: float | None
-    #: the CPU limit per instance it ran at (0: none)
-    cpu: float
-    load: float = 0.0
-    seconds: float = 0.0
-    source: str = ""
-    #: the instances the probe ran (its records/s divided among them)
-    instances: float = 1.0
-
-    @property
-    def path_limited(self) -> bool:
-        """Whether the load path fell behind the probe's load (it pushed its most)."""
-        return self.input_rate is not None and self.input_rate < 0.95 * self.load_rate
-
-    @property
-    def path_rate(self) -> float:
-        """Records/s the load path pushed: its limit when it fell behind, else a lower bound."""
-        return self.input_rate if self.path_limited and self.input_rate is not None else self.load_rate
-
-    @property
-    def usable_rate(self) -> float:
-        """The heaviest records/s a sized load may ask."""
-        return PATH_SHARE * self.path_rate if self.path_limited else PATH_HEADROOM * self.path_rate
-
-
-@dataclass
-class Sizing:
-    """What the probes measured and what was chosen from it, kept in ``exp<id>-sizing.json``."""
-
-    probes: list[ProbeFigures]
-    #: the chosen values; None: the user's were kept
-    loads: list[float] | None
-    resources: list[float] | None
-    #: load -> records/s, for the chosen or given loads
-    rates: dict[float, float] = field(default_factory=dict)
-    #: the CPU limit per instance the run uses, and the use case's own one when it was lowered
-    cpu: float = 0.0
-    cpu_lowered_from: float | None = None
-    reason: str = ""
-    #: one line of what to do where bench could not size a curve; None when it could
-    advice: str | None = None
-
-    @property
-    def per_instance_rate(self) -> float:
-        return self.probes[-1].per_instance_rate if self.probes else 0.0
-
-    @property
-    def lower_bound(self) -> bool:
-        """Whether the records/s per instance is only a lower bound (the probe's instances kept up)."""
-        return bool(self.probes) and not self.probes[-1].saturated
-
-    def to_json(self) -> dict[str, Any]:
-        return {"probes": [asdict(p) for p in self.probes], "loads": self.loads, "resources": self.resources,
-                "rates": [[k, v] for k, v in self.rates.items()], "cpuPerInstance": self.cpu,
-                "cpuLoweredFrom": self.cpu_lowered_from, "reason": self.reason, "advice": self.advice}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Sizing | None:
-        """The stored sizing, or None when it does not read as one (``--resume`` probes again)."""
-        if not isinstance(data, dict):
-            return None
-        try:
-            probes = [ProbeFigures(**p) for p in data["probes"]]
-            loads = None if data["loads"] is None else [float(x) for x in data["loads"]]
-            resources = None if data["resources"] is None else [float(x) for x in data["resources"]]
-            rates = {float(k): float(v) for k, v in data.get("rates") or []}
-            cpu = float(data.get("cpuPerInstance") or 0.0)
-            lowered = data.get("cpuLoweredFrom")
-            return cls(probes, loads, resources, rates, cpu, None if lowered is None else float(lowered),
-                       str(data.get("reason") or ""), data.get("advice"))
-        except (KeyError, TypeError, ValueError):
-            return None
-
-    def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2) + "\n"
-
-    def describe(self) -> list[str]:
-        """The lines printed before the first experiment and shown by ``bench report``."""
-        lines = []
-        for p in self.probes:
-            cpu = f"{p.cpu:g} core per instance" if p.cpu else "no CPU limit"
-            on = f"{p.instances:g} instances, " if p.instances != 1 else ""
-            bound = "" if p.saturated else " at least (not saturated)"
-            path = (f"the load path pushed {p.path_rate:,.0f} of {p.load_rate:,.0f} records/s" if p.path_limited
-                    else f"the load path kept up with {p.load_rate:,.0f} records/s")
-            if p.source == "estimated":
-                lines.append(f"sizing estimate ({cpu}): {p.per_instance_rate:,.0f} records/s per instance")
-                continue
-            lines.append(f"sizing probe ({on}{cpu}): {p.per_instance_rate:,.0f} records/s per instance{bound}; "
-                         f"{path}")
-        chosen = []
-        if self.loads is not None:
-            chosen.append("loads " + ", ".join(f"{x:g} ({self.rates.get(x, 0):,.0f} records/s)" for x in self.loads))
-        if self.resources is not None:
-            chosen.append("resources " + ", ".join(f"{x:g}" for x in self.resources))
-        if self.cpu_lowered_from is not None:
-            chosen.append(f"CPU per instance {self.cpu:g} (the use case's {self.cpu_lowered_from:g})")
-        if chosen:
-            lines.append("sized for this machine: " + "; ".join(chosen))
-        if self.reason:
-            lines.append(f"  why: {self.reason}")
-        if self.advice:
-            lines.append(f"  {self.advice}")
-        return lines
 
 
 def demand_of(rate: float, capacity: float) -> int:
