@@ -73,6 +73,9 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("bench.execution.experiments", "bench.analysis.confidence"):
         "the confidence of a verdict is an SLO concern that still lives in analysis/; it moves "
         "to slo/ with the one SLO path of `bench run` and `bench analyze` (issue 68)",
+    ("bench.execution.probe_verdict", "bench.analysis.confidence"):
+        "the sizing probe's verdict is judged sure by the same confidence rules as an "
+        "experiment's; the same debt as the runner's import, and moves with it",
     ("bench.results.plots", "bench.analysis.runs"):
         "the plots title a series as its SLO type says, through the registry cache of the "
         "offline analysis; goes with the one SLO path (issue 68)",

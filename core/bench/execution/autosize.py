@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.config.model import Benchmark
+from bench.execution import probe_verdict
 from bench.execution.config import ProgressFn, RunConfig
 from bench.execution.deployment import build_objects
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
@@ -117,6 +118,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     original_cpu = objects_cpu(runner, load, resources)
     cpu_fixed = auto.cpu_fixed or (None if original_cpu > 0 else "the SUT has no CPU limit (cpuPerInstance 0)")
     probes: list[ProbeFigures] = []
+    fails: list[dict[str, Any]] = []  # each probe's sure failure (probe_verdict)
     chosen: dict[float, float] = {}
     why = ""
     for _ in range(sizing.MAX_PROBES):
@@ -147,6 +149,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         figures = ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
                                       p.seconds, p.source, resources)
         probes.append(figures)
+        if (fail := probe_verdict.probe_fail(runner, s, load, resources, rate, p.input_rate, cpu)) is not None:
+            fails.append(fail)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
                                          multiples=multiples)
         again = sizing.next_probe(figures)
@@ -181,7 +185,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     resources_out = sizing.resources_for(list(rates.values()), capacity) if auto.resources else None
     made = Sizing(probes, loads, resources_out, rates, cpu_now,
                          original_cpu if not math.isclose(cpu_now, original_cpu) else None, why,
-                         sizing.advice(rates, capacity, cpu_fixed) if auto.loads else None)
+                         sizing.advice(rates, capacity, cpu_fixed) if auto.loads else None,
+                         probe_verdict.lightest(fails, cpu_now))
     return made
 
 

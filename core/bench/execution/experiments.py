@@ -89,6 +89,9 @@ class ExperimentRunner:
         #: verdict per (load, resources), None for an error: the search asks for some pairs
         #: twice, resume answers from disk
         self.cache: dict[tuple[float, float], bool | None] = {}
+        #: verdicts entered without an experiment (the sizing probe's failure,
+        #: ``bench.execution.probe_verdict``) -> the line said when the search asks for one
+        self.answered: dict[tuple[float, float], str] = {}
         #: set by the engine once the platform is open
         self.environment: EnvironmentRecord | None = None
         self.experiments_done = 0
@@ -115,6 +118,8 @@ class ExperimentRunner:
         """One SLO experiment: every repetition, then every SLO over all repetitions; None: error."""
         key = (float(load), float(resources))
         if key in self.cache:
+            if key in self.answered:
+                self.progress(self.answered.pop(key), False)
             return self.cache[key]
         ex = self.settings
         objects = build_objects(

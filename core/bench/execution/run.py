@@ -22,7 +22,7 @@ import structlog
 from bench.api import Platform, SearchProblem
 from bench.config.base import SloDef
 from bench.config.model import effective_slos, load_intensity_order
-from bench.execution import autosize
+from bench.execution import autosize, probe_verdict
 from bench.execution.config import ProgressFn, RunConfig, no_progress
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.plugins import Registry
@@ -116,6 +116,10 @@ class Engine:
                 ex = self.cfg.execution
                 self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
                 problem = self._problem(lower_bound)
+            if sized is not None and lower_bound and not strategy.measures_every_pair:
+                # the probe's sure failure answers the pairs it implies (monotone verdicts)
+                probe_verdict.answer(self.experiments, sized.probe_fail, sized.rates, problem.loads,
+                                     problem.resources)
             if self.cfg.predict:
                 prediction = await self._predict(problem, resuming, sized)
             else:  # resumed without --predict: its stored prediction is still checked against the table

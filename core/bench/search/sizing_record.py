@@ -83,6 +83,9 @@ class Sizing:
     reason: str = ""
     #: one line of what to do where bench could not size a curve; None when it could
     advice: str | None = None
+    #: the probe's own sure failure (``bench.execution.probe_verdict``): load, records/s,
+    #: instances, CPU limit, SLO, slope, its interval's low end, threshold; None: none
+    probe_fail: dict[str, Any] | None = None
 
     @property
     def per_instance_rate(self) -> float:
@@ -96,7 +99,8 @@ class Sizing:
     def to_json(self) -> dict[str, Any]:
         return {"probes": [asdict(p) for p in self.probes], "loads": self.loads, "resources": self.resources,
                 "rates": [[k, v] for k, v in self.rates.items()], "cpuPerInstance": self.cpu,
-                "cpuLoweredFrom": self.cpu_lowered_from, "reason": self.reason, "advice": self.advice}
+                "cpuLoweredFrom": self.cpu_lowered_from, "reason": self.reason, "advice": self.advice,
+                "probeFail": self.probe_fail}
 
     @classmethod
     def from_json(cls, data: Any) -> Sizing | None:
@@ -110,8 +114,9 @@ class Sizing:
             rates = {float(k): float(v) for k, v in data.get("rates") or []}
             cpu = float(data.get("cpuPerInstance") or 0.0)
             lowered = data.get("cpuLoweredFrom")
+            fail = data.get("probeFail")
             return cls(probes, loads, resources, rates, cpu, None if lowered is None else float(lowered),
-                       str(data.get("reason") or ""), data.get("advice"))
+                       str(data.get("reason") or ""), data.get("advice"), dict(fail) if fail else None)
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -145,4 +150,10 @@ class Sizing:
             lines.append(f"  why: {self.reason}")
         if self.advice:
             lines.append(f"  {self.advice}")
+        if self.probe_fail:
+            f = self.probe_fail
+            lines.append(f"  the probe failed {float(f['rate']):,.0f} records/s on {float(f['instances']):g} instances "
+                         f"({f['slo']}: slope {float(f['slope']):,.4g}, at least {float(f['low']):,.4g}, vs "
+                         f"{float(f['threshold']):,.4g}): a heavier load on as many instances or fewer fails too, "
+                         "and is not measured again")
         return lines

@@ -1,0 +1,96 @@
+"""The sizing probe's own verdict, and the experiments of the search it answers.
+
+The probe runs the use case's instances at a heavy load and samples what an experiment
+samples, so its series have a verdict under the benchmark's SLOs like any experiment's.
+A saturated micro-batch SUT's heaviest sized load lies above the probe's load (halfway
+from 2.3 x its figure to twice the probe's records/s, ``sizing.BEYOND_TWO``), and the
+search's last experiment was that load on the probe's number of instances: it measured
+again, for a full experiment (113 s of UC1's 10 minutes), what the probe had already
+failed at a lighter load. Under the monotone assumption the bracket search makes (the
+demand never falls as the load rises nor as instances are taken away) a failure at a
+lighter load on as many instances is a failure there too.
+
+Only a sure failure stands: an SLO judged on a trend failed, and its slope's interval
+(or the lag's net rise, ``confidence.net_rise``) lies wholly above the threshold; and only
+for instances no faster than the probe's (its CPU limit or a lower one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench import slo_math
+from bench.analysis import confidence
+from bench.api import Series
+from bench.execution.deployment import build_objects, merged_params
+from bench.execution.experiments import ExperimentRunner
+from bench.results.store import fmt_value
+from bench.slo.evaluator import as_stored
+
+
+def probe_fail(runner: ExperimentRunner, series: Mapping[str, Series], load: float, resources: float, rate: float,
+               written: float | None, cpu: float) -> dict[str, Any] | None:
+    """The probe's failure as ``Sizing.probe_fail`` keeps it, or None where its verdict is a
+    pass, has no trend SLO failing, or is unstable. ``written``: the records/s the
+    generators wrote (the load the instances really failed, where the path fell behind)."""
+    cfg = runner.cfg
+    objects = build_objects(runner.registry, cfg.benchmark, cfg.execution, cfg.params, load, resources)
+    period = cfg.use_case.output_period(merged_params(cfg.use_case, cfg.benchmark, cfg.execution, objects,
+                                                      cfg.params))
+    collected = {name: [s] for name, s in series.items()}
+    slis = runner.evaluator.slis()
+    for name, verdict in runner.evaluator.verdicts(collected, load, resources, rate).items():
+        details = verdict.details
+        threshold, warmup = details.get("threshold"), float(details.get("warmup") or 0.0)
+        if verdict.passed or name not in runner.evaluator.trend_slos() or "error" in details \
+                or not isinstance(threshold, int | float) or slis.get(name) not in series:
+            continue
+        try:
+            t, v = slo_math.usable(as_stored(series[slis[name]]), warmup, 0)
+            judged = confidence.judge([confidence.fit_repetition(t, v, period)], float(threshold))
+        except (ValueError, ArithmeticError):
+            continue
+        if judged.unstable or judged.median < float(threshold) or judged.low is None or judged.low < threshold:
+            continue
+        failed_at = min(rate, written) if written is not None else rate
+        return {"load": load, "rate": failed_at, "instances": resources, "cpu": cpu, "slo": name,
+                "slope": judged.median, "low": judged.low, "threshold": float(threshold)}
+    return None
+
+
+def applies(fail: Mapping[str, Any], cpu: float) -> bool:
+    """Whether instances at ``cpu`` cores (0: no limit) are no faster than the probe's."""
+    probed = float(fail.get("cpu") or 0.0)
+    return probed <= 0 or 0 < cpu <= probed
+
+
+def lightest(fails: Sequence[Mapping[str, Any]], cpu: float) -> dict[str, Any] | None:
+    """Of the probes' failures, the one at the fewest records/s that holds at ``cpu``."""
+    held = [dict(f) for f in fails if applies(f, cpu)]
+    return min(held, key=lambda f: float(f["rate"])) if held else None
+
+
+def answer(runner: ExperimentRunner, fail: Mapping[str, Any] | None, rates: Mapping[float, float],
+           loads: Sequence[float], resources: Sequence[float]) -> list[tuple[float, float]]:
+    """Enter the probe's failure as the verdict of every (load, resources) it answers: a
+    load of at least its records/s on at most its instances. Returns those pairs; a pair
+    measured before (``--resume``) keeps its own verdict."""
+    if fail is None:
+        return []
+    answered = []
+    for load in loads:
+        rate = rates.get(load)
+        if rate is None or rate < float(fail["rate"]):
+            continue
+        for amount in resources:
+            key = (float(load), float(amount))
+            if float(amount) <= float(fail["instances"]) and key not in runner.cache:
+                runner.cache[key] = False
+                runner.answered[key] = (
+                    f"load={fmt_value(load)} resources={fmt_value(amount)}: FAIL, not measured: the sizing probe's "
+                    f"{fmt_value(float(fail['instances']))} instance(s) failed {float(fail['rate']):,.0f} records/s, "
+                    f"a lighter load ({fail['slo']}: slope {float(fail['slope']):,.4g} vs "
+                    f"{float(fail['threshold']):,.4g})")
+                answered.append(key)
+    return answered
