@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "own_job.py"
 
 
-def test_example_job_gets_a_demand_table(tmp_path: Path) -> None:
+def test_example_job_gets_a_demand_table(kafka_bootstrap: str, tmp_path: Path) -> None:
     """A user's script gets no warm-up batch before the generators start, so its first
     micro-batches build their backlog inside the warm-up: 10 s of it left a rising lag
     on a loaded CI machine once, 20 s cover it. Without a CPU limit: at the default
@@ -25,7 +25,7 @@ def test_example_job_gets_a_demand_table(tmp_path: Path) -> None:
     tests/e2e/test_default_executions.py."""
     out = bench_run("--job", str(EXAMPLE), "--loads", "1000", "--resources", "1", "--duration", "50", "--warmup",
                     "20", "--results", str(tmp_path), "--conf", "spark.sql.shuffle.partitions=2",
-                    "--set", "sut.cpuPerInstance=0", timeout=200)
+                    "--set", "sut.cpuPerInstance=0", "--bootstrap-servers", kafka_bootstrap, timeout=200)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = demand_rows(tmp_path)
     assert rows == [{"load": "1000", "resources": "1"}], out.stdout  # 1,000 records/s are light work for a whole core

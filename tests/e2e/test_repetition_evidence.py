@@ -28,7 +28,7 @@ from bench.builtin.calibrated import default_benchmark
 pytestmark = pytest.mark.e2e
 
 
-def test_a_third_repetition_run_for_another_slo_is_kept_as_incidental(tmp_path: Path) -> None:
+def test_a_third_repetition_run_for_another_slo_is_kept_as_incidental(kafka_bootstrap: str, tmp_path: Path) -> None:
     bench = default_benchmark()
     bench["slos"] = [*bench["slos"], {"name": "latency", "sloType": "latency", "properties": {
         "percentile": 99, "threshold": 1500, "repetitionAggregation": "max"}}]
@@ -37,7 +37,8 @@ def test_a_third_repetition_run_for_another_slo_is_kept_as_incidental(tmp_path: 
     results = tmp_path / "results"
     cmd = [str(Path(sys.executable).parent / "bench"), "run", "--plugin", "calibrated", "--benchmark", str(bench_file),
            "--loads", "500", "--resources", "1", "--duration", "60", "--warmup", "6", "--repetitions", "3",
-           "--sample-interval", "1", "--set", "capacity=1000", "--set", "delayMs=300", "--results", str(results)]
+           "--sample-interval", "1", "--set", "capacity=1000", "--set", "delayMs=300", "--results", str(results),
+           "--bootstrap-servers", kafka_bootstrap]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     reps = [json.loads((results / f"exp0_500_1_generator_{rep}.json").read_text()) for rep in range(3)]

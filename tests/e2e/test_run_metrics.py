@@ -37,11 +37,12 @@ def scrape(port: int) -> str | None:
         return None
 
 
-def test_the_verdict_counter_counts_a_real_experiment(tmp_path: Path) -> None:
+def test_the_verdict_counter_counts_a_real_experiment(kafka_bootstrap: str, tmp_path: Path) -> None:
     port = free_port()
     cmd = [str(Path(sys.executable).parent / "bench"), "run", "--plugin", "calibrated", "--loads", "500",
            "--resources", "1", "--duration", "12", "--warmup", "4", "--sample-interval", "1", "--repetitions", "1",
-           "--no-early-stop", "--metrics-port", str(port), "--results", str(tmp_path / "results")]
+           "--no-early-stop", "--metrics-port", str(port), "--results", str(tmp_path / "results"),
+           "--bootstrap-servers", kafka_bootstrap]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     counted: dict[str, float] = {}
     lag_seen = False

@@ -43,6 +43,12 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
     low, high = (float(v) for v in sizing["loads"])
     assert 0.15 * CAPACITY <= low <= 0.3 * CAPACITY and 1.15 * CAPACITY <= high <= 1.45 * CAPACITY, sizing
     assert probe["instances"] == 2, sizing  # the given amount nearest two
+    # the probe's own verdict: two instances failed the lighter of its loads, surely; it
+    # answers no experiment here, every sized load being lighter still
+    fail = sizing["probeFail"]
+    assert fail["instances"] == 2 and fail["rate"] == pytest.approx(probe["load_rate"], rel=0.05), sizing
+    assert fail["low"] >= fail["threshold"] and fail["cpu"] == 0.5, sizing
+    assert "not measured: the sizing probe" not in out.stderr
     table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
     assert table == {low: "1", high: "2"}, out.stdout[-2000:]
     assert "sized for this machine" in out.stderr and "sized for this machine" in out.stdout
