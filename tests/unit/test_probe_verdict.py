@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.analysis.confidence import Confidence
 from bench.api import ExperimentSpec, Sample
 from bench.config.model import parse_benchmark, parse_execution
 from bench.execution import probe_verdict
@@ -35,7 +36,8 @@ class LargerBatchesMachine(BatchMachine):
             self.speed = speed
 
 
-async def sized_run(tmp_path: Path, search: dict[str, Any] | None = None) -> tuple[RunOutcome, list[tuple[float, int]]]:
+async def sized_run(tmp_path: Path, search: dict[str, Any] | None = None, speed: float = 1.0
+                    ) -> tuple[RunOutcome, list[tuple[float, int]]]:
     execution: dict[str, Any] = {
         "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
         "resources": {"resourceType": "Instances", "resourceValues": [1]},
@@ -46,7 +48,7 @@ async def sized_run(tmp_path: Path, search: dict[str, Any] | None = None) -> tup
     cfg = RunConfig(use_case=USE_CASE, benchmark=parse_benchmark(benchmark()), execution=parse_execution(execution),
                     results_dir=tmp_path, retries=0, auto=AutoSize(True, True, None))
     clock = SimClock()
-    machine = LargerBatchesMachine(1.0)
+    machine = LargerBatchesMachine(speed)
     outcome = await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: None, clock=clock,
                            sleep=clock.sleep).run()
     return outcome, [(e.load, int(e.resources)) for e in outcome.records]
@@ -72,6 +74,27 @@ async def test_the_probes_failure_answers_the_heaviest_load_on_two_instances(
     monkeypatch.setattr(probe_verdict, "answer", lambda *a, **k: [])
     again, measured_again = await sized_run(tmp_path / "without")
     assert again.table == outcome.table and (heaviest, 2) in measured_again and len(measured_again) == 5
+
+
+@pytest.mark.parametrize(("speed", "answered"), [(1.0, True), (1.95, False)])
+async def test_a_short_windows_unsure_trend_leaves_the_growth_between_batch_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, speed: float, answered: bool) -> None:
+    """The probe's lag over its short window is a saw-tooth of a few batches, whose slope's
+    interval straddles any threshold (made so here). Its instances' reading stands in:
+    two that read 20,000 of 40,000 records/s grew the lag by 20,000 a second between
+    batch ends, 50 times the threshold of 400; two that read 39,000 grew it by 1,000,
+    under 10 times: nothing is answered."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    unsure = Confidence(5_000.0, 400.0, -4_600.0, -9_000.0, 19_000.0, 5_000.0, 0.95, False, True)
+    monkeypatch.setattr(probe_verdict.confidence, "judge", lambda *a, **k: unsure)
+    await sized_run(tmp_path, speed=speed)
+    fail = json.loads((tmp_path / "exp0-sizing.json").read_text())["probeFail"]
+    if not answered:
+        assert fail is None
+        return
+    assert fail["basis"] == "batches" and fail["slope"] == pytest.approx(20_000, rel=0.05), fail
+    made = Sizing.from_json(json.loads((tmp_path / "exp0-sizing.json").read_text()))
+    assert made is not None and any("its lag grew 20," in line for line in made.describe())
 
 
 async def test_a_search_that_measures_every_pair_gets_no_answer(tmp_path: Path,

@@ -149,7 +149,9 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         figures = ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
                                       p.seconds, p.source, resources)
         probes.append(figures)
-        if (fail := probe_verdict.probe_fail(runner, s, load, resources, rate, p.input_rate, cpu)) is not None:
+        growth = (figures.input_rate if figures.input_rate is not None else figures.load_rate) \
+            - figures.per_instance_rate * figures.instances if figures.saturated else None
+        if (fail := probe_verdict.probe_fail(runner, s, load, resources, rate, p.input_rate, cpu, growth)) is not None:
             fails.append(fail)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
                                          multiples=multiples)

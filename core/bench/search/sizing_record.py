@@ -152,8 +152,9 @@ class Sizing:
             lines.append(f"  {self.advice}")
         if self.probe_fail:
             f = self.probe_fail
+            how = (f"its lag grew {float(f['slope']):,.0f} records/s between batch ends" if f.get("basis") == "batches"
+                   else f"slope {float(f['slope']):,.4g}, at least {float(f['low']):,.4g}")
             lines.append(f"  the probe failed {float(f['rate']):,.0f} records/s on {float(f['instances']):g} instances "
-                         f"({f['slo']}: slope {float(f['slope']):,.4g}, at least {float(f['low']):,.4g}, vs "
-                         f"{float(f['threshold']):,.4g}): a heavier load on as many instances or fewer fails too, "
-                         "and is not measured again")
+                         f"({f['slo']}: {how}, vs {float(f['threshold']):,.4g}): a heavier load on as many instances "
+                         "or fewer fails too, and is not measured again")
         return lines
