@@ -106,9 +106,11 @@ def answer(runner: ExperimentRunner, fail: Mapping[str, Any] | None, rates: Mapp
             key = (float(load), float(amount))
             if float(amount) <= float(fail["instances"]) and key not in runner.cache:
                 runner.cache[key] = False
+                probed = float(fail["instances"])
                 runner.answered[key] = (
                     f"load={fmt_value(load)} resources={fmt_value(amount)}: FAIL, not measured: the sizing probe's "
-                    f"{fmt_value(float(fail['instances']))} instance(s) failed {float(fail['rate']):,.0f} records/s, "
+                    f"{fmt_value(probed)} instance{'' if probed == 1 else 's'} failed {float(fail['rate']):,.0f} "
+                    "records/s, "
                     f"a lighter load ({fail['slo']}: slope {float(fail['slope']):,.4g} vs "
                     f"{float(fail['threshold']):,.4g})")
                 answered.append(key)
