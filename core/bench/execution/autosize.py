@@ -147,7 +147,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
                      "loads are measured", False)
             break
         figures = ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
-                                      p.seconds, p.source, resources)
+                               p.seconds, p.source, resources)
         probes.append(figures)
         growth = (figures.input_rate if figures.input_rate is not None else figures.load_rate) \
             - figures.per_instance_rate * figures.instances if figures.saturated else None
@@ -170,7 +170,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
             # a small cut: one instance's records/s scaled with its CPU, not probed again
             # (a probe costs a minute or more; the search measures every entry anyway)
             estimated = ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,
-                                            figures.input_rate, lower, load, 0.0, "estimated", resources)
+                                     figures.input_rate, lower, load, 0.0, "estimated", resources)
             probes.append(estimated)
             chosen, _, why = sizing.plan(estimated, runner.rate_of, given_rates=given, cpu_fixed="estimated",
                                          multiples=multiples)
