@@ -149,8 +149,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         figures = ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
                                p.seconds, p.source, resources)
         probes.append(figures)
-        growth = (figures.input_rate if figures.input_rate is not None else figures.load_rate) \
-            - figures.per_instance_rate * figures.instances if figures.saturated else None
+        growth = figures.lag_growth if figures.saturated else None
         if (fail := probe_verdict.probe_fail(runner, s, load, resources, rate, p.input_rate, cpu, growth)) is not None:
             fails.append(fail)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
@@ -242,7 +241,5 @@ def search_guesses(made: Sizing | None, metric: str, loads: Sequence[float], res
 def as_probe(figures: ProbeFigures) -> Probe:
     """A sizing probe as ``--predict`` keeps its probe (its lag's growth: what was written
     less what the instances read)."""
-    written = figures.input_rate if figures.input_rate is not None else figures.load_rate
-    return Probe(figures.load, figures.instances, figures.load_rate,
-                 written - figures.per_instance_rate * figures.instances, figures.per_instance_rate,
+    return Probe(figures.load, figures.instances, figures.load_rate, figures.lag_growth, figures.per_instance_rate,
                  figures.saturated, figures.seconds, figures.input_rate, None, figures.source or "lag")

@@ -62,6 +62,12 @@ class ProbeFigures:
         return self.input_rate if self.path_limited and self.input_rate is not None else self.load_rate
 
     @property
+    def lag_growth(self) -> float:
+        """Records/s the lag grew by: what the generators wrote less what the instances read."""
+        written = self.input_rate if self.input_rate is not None else self.load_rate
+        return written - self.per_instance_rate * self.instances
+
+    @property
     def usable_rate(self) -> float:
         """The heaviest records/s a sized load may ask."""
         return PATH_SHARE * self.path_rate if self.path_limited else PATH_HEADROOM * self.path_rate
