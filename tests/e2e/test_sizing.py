@@ -38,10 +38,10 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
         assert each["per_instance_rate"] == pytest.approx(CAPACITY, rel=0.05), sizing
         assert each["saturated"] is True and each["cpu"] == 0.5, sizing  # the given limit is kept
     assert sizing["resources"] is None and sizing["cpuLoweredFrom"] is None, sizing
-    # about 0.2 and 1.3 capacities (rounded from the probe's figure): clear of the boundary
-    # at one capacity, so their demands are 1 and 2
+    # about 0.2 and 1.3 capacities (the roundest values near those of the probe's figure):
+    # clear of the boundary at one capacity, so their demands are 1 and 2
     low, high = (float(v) for v in sizing["loads"])
-    assert 0.15 * CAPACITY <= low <= 0.3 * CAPACITY and 1.15 * CAPACITY <= high <= 1.45 * CAPACITY, sizing
+    assert 0.15 * CAPACITY <= low <= 0.3 * CAPACITY and 1.15 * CAPACITY <= high <= 1.6 * CAPACITY, sizing
     assert probe["instances"] == 2, sizing  # the given amount nearest two
     # the probe's own verdict: two instances failed the lighter of its loads, surely; it
     # answers no experiment here, every sized load being lighter still

@@ -109,8 +109,9 @@ def test_a_stepped_loads_lightest_is_the_heaviest_step_below_its_multiple() -> N
     nearer zero than the boundary margin: it is never further from a demand of one."""
     chosen = sizing.choose_loads(capacity=2766, usable=32768, rate_of=levels, multiples=(0.2, 1.3))
     assert chosen == {4.0: 256.0, 6.0: 4096.0}
+    # a continuous load keeps its multiples, at the roundest values near them (553 and 3,596)
     assert sizing.choose_loads(capacity=2766, usable=32768, rate_of=sensors, multiples=(0.2, 1.3)) == {
-        550.0: 550.0, 3600.0: 3600.0}  # a continuous load keeps its multiples
+        500.0: 500.0, 4000.0: 4000.0}
 
 
 def test_load_for_inverts_either_direction_to_two_digits() -> None:
@@ -166,14 +167,14 @@ async def test_a_run_left_to_bench_is_sized_said_kept_and_resumed_without_a_new_
                            sleep=clock.sleep).run()
     assert platform.experiments[0] == (autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1),
                                       autosize.PROBE_INSTANCES)  # the probe
-    assert outcome.table == {200.0: 1.0, 1300.0: 2.0, 2300.0: 3.0}
+    assert outcome.table == {200.0: 1.0, 1300.0: 2.0, 2500.0: 3.0}
     assert outcome.sizing is not None and outcome.sizing.resources == [1.0, 2.0, 3.0, 4.0]
     first = said.index(next(m for m in said if m.startswith("sized for this machine")))
     assert all("load=" not in m or "probe" in m for m in said[:first])  # said before the first experiment
     stored = json.loads((tmp_path / f"exp{outcome.exp_id}-sizing.json").read_text())
-    assert stored["loads"] == [200.0, 1300.0, 2300.0]
+    assert stored["loads"] == [200.0, 1300.0, 2500.0]
     configured = json.loads((tmp_path / f"exp{outcome.exp_id}-execution-configuration.json").read_text())
-    assert configured["load"]["loadValues"] == [200.0, 1300.0, 2300.0]
+    assert configured["load"]["loadValues"] == [200.0, 1300.0, 2500.0]
     assert "sizing probe" in build_report([open_run(tmp_path)])
 
     said.clear()
@@ -209,10 +210,11 @@ def test_a_micro_batch_figure_puts_the_third_load_halfway_to_the_path() -> None:
     chosen, lower, why = sizing.plan(batches, sensors)
     light, middle, heavy = chosen.values()
     assert "the heaviest halfway from 2.3 x to the 80,000 records/s the load path pushes" in why
-    assert lower is None and light == 4600 and middle == 30000
-    assert heavy == load_values.two_digits(2.3 * 23172 + 0.5 * (2 * asked - 2.3 * 23172)) == 67000
+    assert lower is None and light == 4000 and middle == 30000
+    # the halfway point, 66,648, at its roundest value not above it
+    assert 2.3 * 23172 + 0.5 * (2 * asked - 2.3 * 23172) == pytest.approx(66648, abs=1) and heavy == 60000
     committed = ProbeFigures(23172.0, True, asked, asked, 0.25, source="committed", instances=2)
-    assert max(sizing.plan(committed, sensors)[0].values()) == 53000
+    assert max(sizing.plan(committed, sensors)[0].values()) == 50000
     # two multiples (120-s experiments): no third demand to stretch
     assert max(sizing.plan(batches, sensors, multiples=(0.2, 1.3))[0].values()) == 30000
 
@@ -249,10 +251,10 @@ def test_a_lower_bound_sends_the_heaviest_load_up_to_what_the_path_pushes() -> N
     asked = 40_000.0
     bound, _, _ = sizing.plan(probe(20075.0, saturated=False, asked=asked, written=asked), sensors)
     usable = sizing_record.PATH_HEADROOM * asked
-    assert sorted(bound)[:2] == [4000, 26000] and 0.9 * usable <= max(bound.values()) <= usable, bound
+    assert sorted(bound)[:2] == [4000, 30000] and 0.9 * usable <= max(bound.values()) <= usable, bound
     assert len({sizing.demand_of(r, 20075.0) for r in bound.values()}) == 3
     measured, _, _ = sizing.plan(probe(20075.0, asked=asked, written=asked), sensors)
-    assert sorted(measured) == [4000, 26000, 46000]
+    assert sorted(measured) == [4000, 30000, 50000]
 
 
 def test_only_a_probe_that_kept_up_and_is_not_micro_batch_is_probed_heavier() -> None:
@@ -324,7 +326,7 @@ async def test_a_sized_run_predicts_from_its_sizing_probe_without_a_second_one(t
         outcome = await Engine(registry, cfg, platform, lambda m, t: said.append(m), clock=clock,
                                sleep=clock.sleep).run()
         ran[predict] = platform.experiments
-        assert outcome.table == {200.0: 1.0, 1300.0: 2.0, 2300.0: 3.0}
+        assert outcome.table == {200.0: 1.0, 1300.0: 2.0, 2500.0: 3.0}
     assert ran[True] == ran[False]
     stored = json.loads(next((tmp_path / "True").glob("exp*-prediction.json")).read_text())
     assert stored["hitRate"] == 1.0 and len(stored["entries"]) == 3, stored
@@ -381,4 +383,31 @@ async def test_a_probe_that_saw_no_batch_end_is_repeated_at_a_tenth_of_its_load(
     flood = autosize.PROBE_RATE_PER_CORE * (os.cpu_count() or 1)
     assert calls == [flood, flood / sizing.FLOOD_RATIO]
     assert any("probing again at a tenth of its load" in m for m in said)
-    assert outcome.sizing is not None and outcome.sizing.loads == [200.0, 1300.0, 2300.0]
+    assert outcome.sizing is not None and outcome.sizing.loads == [200.0, 1300.0, 2500.0]
+
+
+def test_two_probes_a_tenth_apart_give_the_same_loads() -> None:
+    """UC1's two-instance probe read 11,205 and 12,598 records/s per instance in two runs on
+    one machine, and the two-digit loads followed (2,200, 15,000, 53,000 and 2,500,
+    16,000, 54,000): two tables for one curve. The roundest values near the targets are
+    the same for both, clear of both figures' boundaries."""
+    asked = autosize.PROBE_RATE_PER_CORE * 2
+    figures = (11205.0, 12598.0)
+    tables = [sizing.plan(ProbeFigures(c, True, asked, asked, 0.25, source="batches", instances=2), sensors)[0]
+              for c in figures]
+    assert tables[0] == tables[1] == {2000.0: 2000.0, 15000.0: 15000.0, 50000.0: 50000.0}
+    for c in figures:
+        assert [sizing.demand_of(r, c) for r in tables[0].values()][:2] == [1, 2]
+        assert all(sizing.clear_of_boundary(r, c) for r in list(tables[0].values())[:2])
+
+
+def test_the_roundest_value_inside_the_band_comes_first() -> None:
+    assert load_values.round_candidates(1681, 2241, 2241, sensors)[0] == (2000.0, 2000.0)
+    # no one-digit value inside: a two-digit one ending in 5, then the nearest two digits
+    assert load_values.round_candidates(12667, 16752, 14567, sensors)[:2] == [(15000.0, 15000.0),
+                                                                              (14000.0, 14000.0)]
+    assert load_values.round_candidates(1100, 1190, 1150, sensors)[0] == (1100.0, 1100.0)
+    # a message period: the band is in records/s, the roundness in the load's own value
+    value, rate = load_values.round_candidates(3130, 4140, 3600, period)[0]
+    assert value == 300.0 and rate == pytest.approx(1e6 / 300)
+    assert load_values.round_candidates(1101, 1190, 1150, levels) == []  # no step inside

@@ -61,6 +61,42 @@ def load_for(rate: float, rate_of: RateOf, lo: float = 1e-3, hi: float = 1e9) ->
     return None if found is None else found[0]
 
 
+#: mantissas (of a value's first two digits) by how round they read: one digit, then
+#: a two-digit one ending in 5, then any two digits
+ROUNDNESS: tuple[tuple[int, ...], ...] = (
+    tuple(range(10, 100, 10)), tuple(range(15, 100, 10)), tuple(m for m in range(10, 100) if m % 5))
+
+
+def round_candidates(lo: float, hi: float, target: float, rate_of: RateOf) -> list[tuple[float, float]]:
+    """(load value, records/s) asking between ``lo`` and ``hi`` records/s, the roundest
+    first and, among equally round ones, the nearest to ``target`` first.
+
+    Why round: the probe's figure varies by a tenth or more between two runs on one
+    machine (two UC1 instances read 11,205 and 12,598 records/s each), and two-digit
+    loads follow it (2,200 and 2,500), so two runs printed two tables for one curve.
+    The roundest value inside a band around each target is the same for both
+    (2,000), while the band keeps it off the capacity boundaries."""
+    ends = [load_for(r, rate_of) for r in (lo, hi)]
+    if any(e is None for e in ends):
+        return []
+    a, b = sorted(float(e) for e in ends if e is not None)
+    a, b = a / 1.1, b * 1.1  # the ends' two-digit rounding: the rates are checked below
+    out: list[tuple[float, float]] = []
+    seen: set[float] = set()
+    for mantissas in ROUNDNESS:
+        level: list[tuple[float, float, float]] = []
+        for k in range(math.floor(math.log10(a)) - 1, math.floor(math.log10(b)) + 1):
+            for m in mantissas:
+                x = float(f"{m * 10.0 ** k:.6g}")
+                got = _valid(rate_of, x) if a <= x <= b and x not in seen else None
+                if got is None or got[0] in seen or not lo <= got[1] <= hi:
+                    continue
+                seen.add(got[0])
+                level.append((abs(math.log(got[1] / target)), got[0], got[1]))
+        out += [(v, r) for _, v, r in sorted(level)]
+    return out
+
+
 def whole_candidates(rate_of: RateOf, top: int = 64, most: float = 1e8) -> dict[float, float]:
     """Whole load values -> their records/s (up to ``most`` records/s), for a load whose
     steps are coarse (UC4's levels, each 4x the last)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from bench.search.load_values import RateOf, candidates_near, whole_candidates
+from bench.search.load_values import RateOf, candidates_near, round_candidates, whole_candidates
 from bench.search.sizing_record import PATH_HEADROOM, ProbeFigures
 
 #: where the loads go, in capacities of one instance: inside the 1st, 2nd and 3rd
@@ -51,6 +51,14 @@ BEYOND_TWO = 0.5
 #: a load is kept clear of a boundary by this share of one instance's capacity: a
 #: stepped load (UC4's levels, 4x apart) takes the nearest value inside
 BOUNDARY_MARGIN = 0.15
+#: a continuous load takes the roundest value (:func:`bench.search.load_values.round_candidates`)
+#: within this factor of its target, so that two probes a tenth apart give one table. The
+#: lightest takes it between this share of its target and the target, never heavier (one
+#: instance alone reads less than the figure says, see :data:`MULTIPLES`), and a stretched
+#: one never heavier either (its target is already a guess beyond the multiples). One moved
+#: to what the load path pushes keeps its two digits (:data:`PATH_FILL`)
+ROUND_BAND = 1.15
+LIGHTEST_BAND = 0.75
 #: a load moved down to what the load path pushes takes the first of these shares of it
 #: that its value's rounding to two digits (up to 5 %) keeps within it
 PATH_FILL = (0.97, 0.92)
@@ -127,9 +135,17 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
                     fits = [(target / r, v, r) for v, r in near.items() if 0 < r <= min(target, usable)]
                     if fits:
                         break
+            filled = not stretched and target != m * capacity  # at a share of the path: two digits
+            if len(near) == 1 and not filled:  # a continuous load: the roundest value near the target first
+                lo, hi = ((LIGHTEST_BAND * target, target) if m == multiples[0] and not stretched else
+                          (target / ROUND_BAND, target) if stretched else (target / ROUND_BAND, target * ROUND_BAND))
+                ranked = [*round_candidates(lo, hi, target, rate_of), *near.items()]
+                keyed = [(float(i), v, r) for i, (v, r) in enumerate(ranked)]
+            else:
+                keyed = [(abs(math.log(r / target)), v, r) for v, r in near.items()]
             # a stretched load lies beyond what the proportional boundaries describe: it
             # only has to ask more than the others
-            fits = [(abs(math.log(r / target)), v, r) for v, r in near.items()
+            fits = [(key, v, r) for key, v, r in keyed
                     if 0 < r <= usable and v not in chosen and (
                         r > max(chosen.values(), default=0.0) if stretched else
                         clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands)]
