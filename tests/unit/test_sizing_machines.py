@@ -63,22 +63,24 @@ class Machine(FakePlatform):
         return Sample(self.clock, {"lag": self.lag, "processed-rate": processed})
 
 
-async def sized_table(tmp_path: Path, speed: float, cpu: float | None, overhead: float = 0.0
-                      ) -> tuple[dict[float, float | None], Machine]:
+async def sized_table(tmp_path: Path, speed: float, cpu: float | None, overhead: float = 0.0,
+                      duration: float = 90, said: list[str] | None = None, resume: bool = False,
+                      resources: list[float] | None = None) -> tuple[dict[float, float | None], Machine]:
     doc = parse_benchmark(benchmark())
     if cpu is not None:
         doc = autosize.with_cpu(doc, cpu)
     execution = parse_execution({
         "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
-        "resources": {"resourceType": "Instances", "resourceValues": [1]},
-        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+        "resources": {"resourceType": "Instances", "resourceValues": resources or [1]},
+        "execution": {"duration": duration, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
                       "sampleInterval": 5, "earlyStop": False}})
-    auto = AutoSize(True, True, None if cpu is None else "--set sut.cpuPerInstance")
+    auto = AutoSize(True, resources is None, None if cpu is None else "--set sut.cpuPerInstance")
     cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
-                    auto=auto)
+                    auto=auto, resume=resume)
     clock = SimClock()
     machine = Machine(speed, overhead)
-    outcome = await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: None, clock=clock,
+    outcome = await Engine(verdict_runs.registry(), cfg, machine,
+                           lambda m, t: said.append(m) if said is not None else None, clock=clock,
                            sleep=clock.sleep).run()
     return outcome.table, machine
 

@@ -14,15 +14,15 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import structlog
 
-from bench.api import Platform, SearchProblem
+from bench.api import Platform, SearchProblem, SearchStrategy
 from bench.config.base import SloDef
 from bench.config.model import effective_slos, load_intensity_order
-from bench.execution import autosize, probe_verdict
+from bench.execution import autosize, flat_extension, probe_verdict
 from bench.execution.config import ProgressFn, RunConfig, no_progress
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.plugins import Registry
@@ -31,6 +31,7 @@ from bench.results.environment import EnvironmentRecord
 from bench.results.outcome import RunOutcome
 from bench.results.sizing_file import read_sizing, write_sizing
 from bench.results.store import ResultStore
+from bench.search.flat_table import Extension
 from bench.search.prediction import FILE as PREDICTION_FILE
 from bench.search.prediction import (
     Prediction,
@@ -134,6 +135,11 @@ class Engine:
                 searched = await strategy.from_prediction(problem, start)
             else:
                 searched = await strategy.search(problem)
+            table_now = self.experiments.table(final=True).table
+            if (added := flat_extension.plan(sized, self.cfg, table_now, self.experiments.rate_of,
+                                                self._host_cores())) is not None:
+                assert sized is not None
+                searched = await self._extend(sized, added, strategy, lower_bound, table_now)
         finally:
             await self.platform.close()
         built = self.experiments.table(final=True)
@@ -181,6 +187,33 @@ class Engine:
         for line in made.describe():
             self.progress(line, False)
         return made
+
+    def _host_cores(self) -> float | None:
+        """This host's cores where the SUT's CPU limit was applied here (its instances run
+        on it, so the cores bound how many), else None."""
+        if self.environment is None:
+            return None
+        self.environment.refresh()
+        limit = self.environment.data.get("cpuLimit")
+        return float(os.cpu_count() or 1) if isinstance(limit, dict) and limit.get("applied") is True else None
+
+    async def _extend(self, sized: Sizing, added: Extension, strategy: SearchStrategy, lower_bound: bool,
+                      table: Mapping[float, float | None]) -> dict[float, float | None]:
+        """Measure what a flat sized table adds (``bench.execution.flat_extension``), kept first."""
+        flat_extension.take(sized, added)
+        autosize.apply(self.cfg, sized)
+        write_sizing(self.store.dir, self.store.id, sized.to_json())
+        ex = self.cfg.execution
+        self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
+        shown = len({d for d in table.values() if d is not None})
+        self.progress(f"sizing: the measured table shows {shown} demand(s): {added.why}", False)
+        problem = self._problem(lower_bound)
+        if lower_bound and not strategy.measures_every_pair:
+            probe_verdict.answer(self.experiments, sized.probe_fail, sized.rates, problem.loads, problem.resources)
+        start = autosize.search_guesses(sized, problem.metric, problem.loads, problem.resources)
+        if start is not None and strategy.from_prediction is not None:
+            return await strategy.from_prediction(problem, start)
+        return await strategy.search(problem)
 
     def _stored_sizing(self) -> Sizing | None:
         """The sizing of the interrupted run, applied as it was: ``--resume`` measures the

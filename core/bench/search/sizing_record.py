@@ -92,6 +92,8 @@ class Sizing:
     #: the probe's own sure failure (``bench.execution.probe_verdict``): load, records/s,
     #: instances, CPU limit, SLO, slope, its interval's low end, threshold; None: none
     probe_fail: dict[str, Any] | None = None
+    #: what a flat measured table added (``bench.search.flat_table.Extension.to_json``); None: nothing
+    added: dict[str, Any] | None = None
 
     @property
     def per_instance_rate(self) -> float:
@@ -106,7 +108,7 @@ class Sizing:
         return {"probes": [asdict(p) for p in self.probes], "loads": self.loads, "resources": self.resources,
                 "rates": [[k, v] for k, v in self.rates.items()], "cpuPerInstance": self.cpu,
                 "cpuLoweredFrom": self.cpu_lowered_from, "reason": self.reason, "advice": self.advice,
-                "probeFail": self.probe_fail}
+                "probeFail": self.probe_fail, "added": self.added}
 
     @classmethod
     def from_json(cls, data: Any) -> Sizing | None:
@@ -120,9 +122,10 @@ class Sizing:
             rates = {float(k): float(v) for k, v in data.get("rates") or []}
             cpu = float(data.get("cpuPerInstance") or 0.0)
             lowered = data.get("cpuLoweredFrom")
-            fail = data.get("probeFail")
+            fail, added = data.get("probeFail"), data.get("added")
             return cls(probes, loads, resources, rates, cpu, None if lowered is None else float(lowered),
-                       str(data.get("reason") or ""), data.get("advice"), dict(fail) if fail else None)
+                       str(data.get("reason") or ""), data.get("advice"), dict(fail) if fail else None,
+                       dict(added) if added else None)
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -163,4 +166,6 @@ class Sizing:
             lines.append(f"  the probe failed {float(f['rate']):,.0f} records/s on {float(f['instances']):g} instances "
                          f"({f['slo']}: {how}, vs {float(f['threshold']):,.4g}): a heavier load on as many instances "
                          "or fewer fails too, and is not measured again")
+        if self.added:
+            lines.append(f"  the measured table was flat: {self.added['why']}")
         return lines

@@ -1,0 +1,88 @@
+"""A sized run whose measured table came out flat measures once more where the missing
+demand lies (bench.search.flat_table): the cases from docs/performance.md's runs, and the
+engine on the fake platform with an eighth-core instance its process's fixed cost starves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bench.search import flat_table
+
+from tests.unit.test_sizing import levels, sensors
+from tests.unit.test_sizing_machines import sized_table
+
+
+def test_a_flat_continuous_table_gets_a_heavier_load_and_the_amount_it_needs() -> None:
+    """UC3 at an eighth of a core: one instance failed 230 records/s, two kept up with
+    1,500, and two instances read 1,150 each in the probe: 3,000 needs three."""
+    added = flat_table.extend({230.0: 2.0, 1500.0: 2.0}, {230.0: 230.0, 1500.0: 1500.0}, [1, 2, 3], sensors,
+                              usable=80_000, room=16, capacity=1150)
+    assert added is not None and added.load == 3000 and added.rate == 3000
+    assert added.resources == [1, 2, 3, 4] and "every load needs 2 instance(s)" in added.why
+    # without the probe's figure, 1.5 x the heaviest and a margin: 2,500
+    alone = flat_table.extend({230.0: 2.0, 1500.0: 2.0}, {230.0: 230.0, 1500.0: 1500.0}, [1, 2, 3], sensors,
+                              usable=80_000, room=16)
+    assert alone is not None and alone.load == 2500
+
+
+def test_a_step_between_a_demand_and_no_passing_amount() -> None:
+    """UC4 at half a core: 1,024 records/s on one instance, 16,384 on none of five (the
+    machine hosts four): the step between, 4,096."""
+    added = flat_table.extend({5.0: 1.0, 7.0: None}, {5.0: 1024.0, 7.0: 16384.0}, [1, 2, 3, 4, 5], levels,
+                              usable=32768, room=4)
+    assert added is not None and (added.load, added.rate) == (6.0, 4096.0)
+    assert added.resources == [1, 2, 3, 4, 5] and "a load between them" in added.why
+
+
+def test_no_passing_amount_below_what_the_machine_hosts_gets_two_amounts_more() -> None:
+    """UC4's default at 0.207 core: 4,096 records/s failed on one to three instances (the
+    resources stopped there), where the 2-core machine hosts nine."""
+    added = flat_table.extend({4.0: 1.0, 6.0: None}, {4.0: 256.0, 6.0: 4096.0}, [1, 2, 3], levels,
+                              usable=32768, room=2 / 0.207)
+    assert added is not None and added.load is None and added.resources == [1, 2, 3, 4, 5]
+    assert "no passing amount up to 3 instances and the machine hosts 9" in added.why
+
+
+def test_a_curve_or_nowhere_to_go_adds_nothing() -> None:
+    assert flat_table.extend({200.0: 1.0, 1300.0: 2.0}, {200.0: 200.0, 1300.0: 1300.0}, [1, 2, 3], sensors,
+                             usable=80_000, room=8) is None
+    # every load one demand, and the load path pushes nothing heavier
+    assert flat_table.extend({200.0: 1.0, 1300.0: 1.0}, {200.0: 200.0, 1300.0: 1300.0}, [1, 2], sensors,
+                             usable=2000, room=8) is None
+    # no passing amount, no room and no step between
+    assert flat_table.extend({6.0: 1.0, 7.0: None}, {6.0: 4096.0, 7.0: 16384.0}, [1, 2, 3, 4], levels,
+                             usable=32768, room=4) is None
+
+
+async def test_an_eighth_core_run_whose_one_instance_starves_still_shows_two_demands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's fixed cost takes 0.12 of an eighth-core instance's 0.125 core: one
+    instance reads 200 records/s, two 5,200. The sized loads (500 and 3,000, two demands
+    in 120-s experiments) both need two; the run adds 6,000, which needs three, and says
+    and keeps it. A resume measures nothing again and adds nothing more."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    said: list[str] = []
+    table, machine = await sized_table(tmp_path, 1.0, 0.125, overhead=0.12, duration=120, said=said)
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert stored["loads"] == [500.0, 3000.0, 6000.0], stored
+    assert stored["added"]["load"] == 6000.0 and 4.0 in stored["resources"], stored
+    assert table == {500.0: 2.0, 3000.0: 2.0, 6000.0: 3.0}
+    assert any("the measured table shows 1 demand(s): every load needs 2 instance(s)" in m for m in said), said
+    configured = json.loads((tmp_path / "exp0-execution-configuration.json").read_text())
+    assert configured["load"]["loadValues"] == [500.0, 3000.0, 6000.0]
+    measured = len(json.loads((tmp_path / "exp0-result.json").read_text())["experiments"])
+    again, _ = await sized_table(tmp_path, 1.0, 0.125, overhead=0.12, duration=120, resume=True)
+    assert again == table
+    assert len(json.loads((tmp_path / "exp0-result.json").read_text())["experiments"]) == measured
+
+
+async def test_resources_the_user_gave_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same starved eighth-core instance with ``--resources 1,2`` given: the heavier
+    load would need an amount the user did not give, so nothing is added."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    table, _ = await sized_table(tmp_path, 1.0, 0.125, overhead=0.12, duration=120, resources=[1.0, 2.0])
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert stored["added"] is None and stored["resources"] is None, stored
+    assert set(table.values()) == {2.0}, table
