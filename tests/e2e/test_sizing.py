@@ -77,3 +77,29 @@ def test_an_instance_four_times_slower_still_shows_a_curve(kafka_bootstrap: str,
     assert probe["saturated"] is True and sizing["cpuLoweredFrom"] is None, sizing  # the given limit is kept
     table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
     assert len(table) == 2 and set(table.values()) == {"1", "2"}, out.stdout[-2000:]
+
+
+def test_a_flat_table_measures_one_heavier_load(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """One instance alone processes 0.16 of its capacity (``soloShare``), as one Spark
+    instance at an eighth of a core failed 0.2 x what each of two read. The probe of two
+    reads 2,200 each (one probe: 40,000 is less than ten times what they read); the sized
+    loads, 400 and 3,000 (two demands for experiments of 100 s or more), both need two
+    instances. The run adds 5,000, above what two read, which needs three. Early stopping
+    ends each clear verdict in seconds: one instance alone still reads more than a tenth
+    of 3,000 records/s, so its lag does not rise like a micro-batch's that has not yet
+    committed (bench.slo.lag_batches.NOTHING_CONSUMED), which no early "fail" ends."""
+    capacity = 2200
+    out = bench_run("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
+                    "--set", f"capacity={capacity}", "--set", "soloShare=0.16", "--set", "sut.cpuPerInstance=0.5",
+                    "--duration", "100", "--warmup", "4", "--sample-interval", "1", "--repetitions", "1",
+                    timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    sizing = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert len(sizing["probes"]) == 1, sizing
+    assert sizing["probes"][0]["per_instance_rate"] == pytest.approx(capacity, rel=0.05), sizing
+    added = sizing["added"]
+    assert added is not None and added["load"] == 5000 and "every load needs 2 instance(s)" in added["why"], sizing
+    assert sizing["loads"] == [400, 3000, 5000] and max(sizing["resources"]) >= 4, sizing
+    table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
+    assert table == {400.0: "2", 3000.0: "2", 5000.0: "3"}, out.stdout[-2000:]
+    assert "the measured table shows 1 demand(s)" in out.stderr + out.stdout

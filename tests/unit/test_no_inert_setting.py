@@ -32,6 +32,8 @@ PROVEN = {
         "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
     "set:calibrated:keyCost":
         "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
+    "set:calibrated:soloShare":
+        "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
     "set:calibrated:delayMs":
         "tests/unit/test_settings_calibrated.py::test_capacity_key_cost_mode_session_and_delay_reach_the_sut",
     "set:calibrated:workUs":

@@ -18,7 +18,7 @@ class _Stop(Exception):
     pass
 
 
-async def _started(monkeypatch: pytest.MonkeyPatch, params: dict[str, Any]) -> dict[str, Any]:
+async def _started(monkeypatch: pytest.MonkeyPatch, params: dict[str, Any], instances: int = 2) -> dict[str, Any]:
     """What ``calibrated_sut.run`` builds from ``params`` before it consumes anything."""
     seen: dict[str, Any] = {}
 
@@ -46,7 +46,7 @@ async def _started(monkeypatch: pytest.MonkeyPatch, params: dict[str, Any]) -> d
     monkeypatch.setattr(calibrated_sut, "AIOKafkaConsumer", Consumer)
     monkeypatch.setattr(calibrated_sut, "AIOKafkaProducer", Producer)
     monkeypatch.setattr(calibrated_sut, "Worker", worker)
-    spec = {"params": params, "bootstrap_servers": "127.0.0.1:9", "group_id": "g", "instances": 2,
+    spec = {"params": params, "bootstrap_servers": "127.0.0.1:9", "group_id": "g", "instances": instances,
             "topics": {"input": "in", "output": "out"}}
     with pytest.raises(_Stop):
         await calibrated_sut.run(spec, asyncio.Event())
@@ -64,3 +64,7 @@ async def test_capacity_key_cost_mode_session_and_delay_reach_the_sut(monkeypatc
     assert (default["delay_s"], given["delay_s"]) == (0.0, 0.25)
     costly = await _started(monkeypatch, {"capacity": 1000, "keyCost": 0.001, "keys": 1000})
     assert costly["capacity"] == pytest.approx(500.0), "every key lowers the capacity by keyCost"
+    # a group of one carries the fixed cost more instances share (soloShare)
+    alone = await _started(monkeypatch, {"capacity": 1000, "soloShare": 0.1}, instances=1)
+    shared = await _started(monkeypatch, {"capacity": 1000, "soloShare": 0.1}, instances=2)
+    assert (alone["capacity"], shared["capacity"]) == (pytest.approx(100.0), 1000)

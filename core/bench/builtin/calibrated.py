@@ -105,6 +105,9 @@ CALIBRATED = UseCase(
                   "instance processes capacity / (1 + keyCost x keys) records/s; 0: keys cost nothing"),
         ParamSpec("keys", float, min=0, doc="the number of keys the generator sends (set by the NumSensors load "
                   "type; for keyCost)"),
+        ParamSpec("soloShare", float, min=0.01, max=1, doc="share of `capacity` a group of one instance "
+                  "processes (a fixed cost more instances share: one Spark instance alone at an eighth of a core); "
+                  "1: none"),
         ParamSpec("delayMs", float, min=0, doc="a processed record appears on `output` this many ms later "
                   "(a known processing delay for the latency SLI)"),
     ),
