@@ -55,6 +55,9 @@ def print_table(outcome: RunOutcome) -> None:
             print(f"  unstable: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
                   f"{'passed' if r.passed else 'failed'}: {explain(r.slos)}; more repetitions or a longer duration "
                   "decide it")
+        if r.disturbed:  # the machine's neighbours, not the SUT, may have decided it
+            print(f"  disturbed: load={fmt_value(r.load)} resources={fmt_value(r.resources)} "
+                  f"{'passed' if r.passed else 'failed'}: {r.disturbed}")
     # experiments shorter than the method's; an SLO judged otherwise than its benchmark states
     for line in [*tables.length_note(outcome.duration, outcome.warmup), *outcome.slo_notes]:
         print(line)

@@ -29,6 +29,7 @@ from bench.analysis import confidence
 from bench.api import ExperimentSpec, GeneratorReport, Manifest, Platform, Series, SloVerdict
 from bench.config.base import ConfigError
 from bench.errors import OptionError
+from bench.execution import disturbance
 from bench.execution.collector import Samples, SliCollector, Until
 from bench.execution.config import ProgressFn, RunConfig
 from bench.execution.deployment import (
@@ -213,7 +214,10 @@ class ExperimentRunner:
         label = f"load={fmt_value(load)} resources={fmt_value(resources)} rep {rep + 1}/{ex.repetitions}"
         attempts = max(0, self.cfg.retries) + 1
         cause = ""
-        for attempt in range(1, attempts + 1):
+        stolen: list[float] = []  # each attempt's share of the host's CPU taken (bench.execution.disturbance)
+        attempt = 0
+        while attempt < attempts + (1 if stolen else 0):
+            attempt += 1
             spec = self._spec(objects, params, load, resources)
             if self.registry.pm is not None:
                 self.registry.pm.hook.bench_experiment_started(
@@ -239,6 +243,16 @@ class ExperimentRunner:
                 if shortfall is None:
                     done = Repetition(samples.series, generators, samples.early, samples.early_decisions,
                                       samples.decided, list(deciding) if deciding is not None else None)
+                    share = disturbance.disturbed(samples.series, float(ex.warmup))
+                    if share is not None and self._fails_alone(done, objects, load, resources):
+                        stolen.append(share)
+                        if len(stolen) == 1:  # once more, whatever the retries left
+                            cause = (f"failed while the hypervisor took {share:.0%} of the host's CPU "
+                                     f"({disturbance.SLI})")
+                            record.faults.append({"repetition": rep, "attempt": attempt, "cause": cause})
+                            self.progress(f"!! {label}: {cause}; measuring it again", False)
+                            continue
+                        record.disturbed = disturbance.note(stolen)
                     write_info(self.store, load, resources, rep, samples.series)
                     self.store.write_repetition(load, resources, rep, done, slis)
                     return done
@@ -249,6 +263,15 @@ class ExperimentRunner:
                                                       "giving up: the experiment's outcome is error"), False)
         record.cause = f"repetition {rep + 1}: {cause} ({attempts} attempt{'s' if attempts > 1 else ''})"
         return None
+
+    def _fails_alone(self, done: Repetition, objects: list[Manifest], load: float, resources: float) -> bool:
+        """Whether one repetition's samples fail an SLO on their own."""
+        try:
+            verdicts = self.evaluator.verdicts({n: [s] for n, s in done.series.items()}, load, resources,
+                                               load_rate(objects, load))
+        except Exception:  # noqa: BLE001 - samples no verdict can be formed on: not a failure to repeat
+            return False
+        return not all(v.passed for v in verdicts.values())
 
     def _cpu_limit_applied(self) -> bool:
         """False when the platform recorded that it could not enforce the SUT's CPU limit."""

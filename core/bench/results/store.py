@@ -82,6 +82,9 @@ class ExperimentRecord:
     faults: list[dict[str, Any]] = field(default_factory=list)
     #: summary of the informational SLIs (bench.results.info.summarise): {sli: {mean, median, ...}}
     info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: why the verdict may be the machine's rather than the SUT's: measured under CPU steal
+    #: (bench.execution.disturbance); None: nothing known
+    disturbed: str | None = None
     #: CPU one SUT instance really had, in cores (a CPU limit counts), for cost and efficiency;
     #: None when the deployment declares none
     cores_per_instance: float | None = None
