@@ -21,10 +21,25 @@ def test_a_flat_continuous_table_gets_a_heavier_load_and_the_amount_it_needs() -
                               usable=80_000, room=16, capacity=1150)
     assert added is not None and added.load == 3000 and added.rate == 3000
     assert added.resources == [1, 2, 3, 4] and "every load needs 2 instance(s)" in added.why
+    # a micro-batch figure: above what three instances read (3,759 records/s), for two
+    # eighth-core UC3 instances that read 1,253 each in the probe then passed 3,000
+    batches = flat_table.extend({200.0: 2.0, 1500.0: 2.0}, {200.0: 200.0, 1500.0: 1500.0}, [1, 2, 3], sensors,
+                                usable=9000, room=16, capacity=1253, batches=True)
+    assert batches is not None and batches.load == 4000 and "the 3,759 3 instances read" in batches.why
     # without the probe's figure, 1.5 x the heaviest and a margin: 2,500
     alone = flat_table.extend({230.0: 2.0, 1500.0: 2.0}, {230.0: 230.0, 1500.0: 1500.0}, [1, 2, 3], sensors,
                               usable=80_000, room=16)
     assert alone is not None and alone.load == 2500
+
+
+def test_a_stepped_load_takes_the_next_step_whatever_the_figure() -> None:
+    """UC4 at half a core: its probe read 5,547 records/s per instance, so 4,096 was left
+    out (one demand, as 1,024); 1,024 passed on one instance. The next step, 4,096, not
+    16,384 above what two read in the probe (no amount of half-core instances on two
+    cores kept up with that)."""
+    added = flat_table.extend({5.0: 1.0}, {5.0: 1024.0}, [1, 2], levels, usable=32768, room=4, capacity=5547,
+                              batches=True)
+    assert added is not None and (added.load, added.rate) == (6.0, 4096.0) and added.resources == [1, 2, 3]
 
 
 def test_a_step_between_a_demand_and_no_passing_amount() -> None:

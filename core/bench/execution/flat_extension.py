@@ -29,7 +29,7 @@ def plan(sized: Sizing | None, cfg: RunConfig, table: Mapping[float, float | Non
     given = sized.resources is None  # the user's resource amounts: kept as they are
     room = cores / sized.cpu if cores and sized.cpu > 0 and not given else None
     added = extend(table, rates, ex.resources.resourceValues, rate_of, sized.probes[-1].usable_rate, room,
-                   sized.per_instance_rate)
+                   sized.per_instance_rate, batches=sized.probes[-1].source == "batches")
     if added is None or (given and added.resources != list(ex.resources.resourceValues)):
         return None
     return added
