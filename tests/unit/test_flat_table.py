@@ -51,6 +51,15 @@ def test_a_step_between_a_demand_and_no_passing_amount() -> None:
     assert added.resources == [1, 2, 3, 4, 5] and "a load between them" in added.why
 
 
+def test_two_steps_as_near_the_middle_take_the_heavier() -> None:
+    """UC4 at half a core again: 256 records/s on one instance, 16,384 on none of five.
+    1,024 and 4,096 lie as near their middle, 2,048; the heavier is further from the
+    demand known below."""
+    added = flat_table.extend({4.0: 1.0, 7.0: None}, {4.0: 256.0, 7.0: 16384.0}, [1, 2, 3, 4, 5], levels,
+                              usable=32768, room=4)
+    assert added is not None and (added.load, added.rate) == (6.0, 4096.0)
+
+
 def test_no_passing_amount_below_what_the_machine_hosts_gets_two_amounts_more() -> None:
     """UC4's default at 0.207 core: 4,096 records/s failed on one to three instances (the
     resources stopped there), where the 2-core machine hosts nine."""

@@ -55,7 +55,8 @@ def between(low: float, high: float, rate_of: RateOf) -> tuple[float, float] | N
         return rounded[0] if rounded else next(iter(near.items()))
     if not near:
         return None
-    value = min(near, key=lambda v: abs(math.log(near[v] / target)))
+    # the nearest step to the middle, the heavier of two as near: further from the demand known below
+    value = min(near, key=lambda v: (round(abs(math.log(near[v] / target)), 9), -near[v]))
     return value, near[value]
 
 
