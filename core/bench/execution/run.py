@@ -11,6 +11,7 @@ the experiments of the interrupted run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import time
@@ -117,10 +118,7 @@ class Engine:
                 ex = self.cfg.execution
                 self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
                 problem = self._problem(lower_bound)
-            if sized is not None and lower_bound and not strategy.measures_every_pair:
-                # the probe's sure failure answers the pairs it implies (monotone verdicts)
-                probe_verdict.answer(self.experiments, sized.probe_fail, sized.rates, problem.loads,
-                                     problem.resources)
+            self._answer_from_probe(sized, problem, strategy, lower_bound)
             if self.cfg.predict:
                 prediction = await self._predict(problem, resuming, sized)
             else:  # resumed without --predict: its stored prediction is still checked against the table
@@ -129,17 +127,13 @@ class Engine:
                 keys = problem.loads if problem.metric == "capacity" else problem.resources
                 self.progress(f"search: {strategy.name}, {strategy.prediction_walk}", False)
                 searched = await strategy.from_prediction(problem, guesses(prediction.predicted, keys))
-            elif (start := autosize.search_guesses(sized, problem.metric, problem.loads, problem.resources)
-                  ) is not None and strategy.from_prediction is not None:
-                # a sized run starts each walk at the demand the sizing probe expects
-                searched = await strategy.from_prediction(problem, start)
             else:
-                searched = await strategy.search(problem)
+                searched = await self._walk(problem, strategy, sized)
             table_now = self.experiments.table(final=True).table
             if (added := flat_extension.plan(sized, self.cfg, table_now, self.experiments.rate_of,
                                                 self._host_cores())) is not None:
                 assert sized is not None
-                searched = await self._extend(sized, added, strategy, lower_bound, table_now)
+                searched = {**searched, **await self._extend(sized, added, strategy, lower_bound, table_now)}
         finally:
             await self.platform.close()
         built = self.experiments.table(final=True)
@@ -199,7 +193,13 @@ class Engine:
 
     async def _extend(self, sized: Sizing, added: Extension, strategy: SearchStrategy, lower_bound: bool,
                       table: Mapping[float, float | None]) -> dict[float, float | None]:
-        """Measure what a flat sized table adds (``bench.execution.flat_extension``), kept first."""
+        """Measure what a flat sized table adds (``bench.execution.flat_extension``), kept
+        first: a search of the added load, or of the loads without a passing amount over
+        the added amounts, each walk starting one amount above the demands known."""
+        known = [d for d in table.values() if d is not None]
+        top = max(self.cfg.execution.resources.resourceValues)
+        first = max(known) + 1 if added.load is not None and known else top + 1
+        walked = [added.load] if added.load is not None else [x for x, d in table.items() if d is None]
         flat_extension.take(sized, added)
         autosize.apply(self.cfg, sized)
         write_sizing(self.store.dir, self.store.id, sized.to_json())
@@ -208,8 +208,22 @@ class Engine:
         shown = len({d for d in table.values() if d is not None})
         self.progress(f"sizing: the measured table shows {shown} demand(s): {added.why}", False)
         problem = self._problem(lower_bound)
-        if lower_bound and not strategy.measures_every_pair:
+        self._answer_from_probe(sized, problem, strategy, lower_bound)
+        problem = dataclasses.replace(problem, loads=[x for x in problem.loads if x in walked])
+        if strategy.from_prediction is None:
+            return await strategy.search(problem)
+        at = next((i for i, r in enumerate(problem.resources) if r >= first), len(problem.resources) - 1)
+        return await strategy.from_prediction(problem, dict.fromkeys(problem.loads, at))
+
+    def _answer_from_probe(self, sized: Sizing | None, problem: SearchProblem, strategy: SearchStrategy,
+                           lower_bound: bool) -> None:
+        """The sizing probe's sure failure answers the pairs it implies (monotone verdicts)."""
+        if sized is not None and lower_bound and not strategy.measures_every_pair:
             probe_verdict.answer(self.experiments, sized.probe_fail, sized.rates, problem.loads, problem.resources)
+
+    async def _walk(self, problem: SearchProblem, strategy: SearchStrategy, sized: Sizing | None
+                    ) -> dict[float, float | None]:
+        """The search, a sized run's walks starting at the demand the sizing probe expects."""
         start = autosize.search_guesses(sized, problem.metric, problem.loads, problem.resources)
         if start is not None and strategy.from_prediction is not None:
             return await strategy.from_prediction(problem, start)
