@@ -63,9 +63,10 @@ def between(low: float, high: float, rate_of: RateOf) -> tuple[float, float] | N
 def heavier(rate: float, demand: float, usable: float, rate_of: RateOf, read: float = 0.0
             ) -> tuple[float, float] | None:
     """A load value asking more than ``demand`` instances' share of ``rate`` would: at
-    least ``(d + 1) / d`` x ``rate`` and more than ``read`` (what ``d`` instances read in
-    the probe: a SUT whose fixed cost its instances share reads more per instance the
-    more there are), a boundary's margin above that, at most ``usable``."""
+    least ``(d + 1) / d`` x ``rate`` and more than ``read`` (what ``d`` instances, or
+    ``d + 1`` for a micro-batch figure, read in the probe: a SUT whose fixed cost its
+    instances share reads more per instance the more there are), a boundary's margin above
+    that, at most ``usable``. A stepped load takes its next step instead (see below)."""
     least = max(rate * (demand + 1) / demand, read)
     target = least * (1 + BOUNDARY_MARGIN)
     if least >= usable:
@@ -121,10 +122,10 @@ def extend(table: Mapping[float, float | None], rates: Mapping[float, float], re
     if len(demands) == 1 and passed:
         d = float(next(iter(demands)))
         heaviest = passed[-1]
-        found = heavier(rates[heaviest], d, usable, rate_of, (d + 1 if batches else d) * capacity)
+        read = (d + 1 if batches else d) * capacity
+        found = heavier(rates[heaviest], d, usable, rate_of, read)
         if found is not None and found[0] not in table:
             need = [float(n) for n in range(int(top) + 1, int(d) + 3)]
-            read = (d + 1 if batches else d) * capacity
             probed = (f" and the {read:,.0f} {d + 1 if batches else d:g} instances read in the probe"
                       if found[1] > read > 0 else "")
             return Extension(found[0], found[1], amounts + need,
