@@ -117,3 +117,18 @@ async def test_resources_the_user_gave_are_kept(tmp_path: Path, monkeypatch: pyt
     stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
     assert stored["added"] is None and stored["resources"] is None, stored
     assert set(table.values()) == {2.0}, table
+
+
+def test_the_advice_goes_where_the_measured_table_shows_a_curve_after_all() -> None:
+    """UC4 at half a core: one load sized, so the advice to lower the CPU limit; the step
+    added then gave ``5: 1, 6: 2``, and the advice no longer holds."""
+    from bench.cli.auto_values import sizing_note
+    from bench.search.sizing_record import ProbeFigures, Sizing
+
+    made = Sizing([ProbeFigures(5695.0, True, 16384.0, 16384.0, 0.5)], [5.0, 6.0], [1.0, 2.0, 3.0],
+                  advice="too few loads fit what the load path can push to show a curve: ...",
+                  added={"load": 6.0, "rate": 4096.0, "resources": [1.0, 2.0, 3.0], "why": "a heavier one"})
+    curve = sizing_note(0, made, {5.0: 1.0, 6.0: 2.0})
+    assert not any("too few loads fit" in line for line in curve)
+    assert "  measured once more, the table being flat: a heavier one" in curve
+    assert any("too few loads fit" in line for line in sizing_note(0, made, {5.0: 1.0, 6.0: 1.0}))

@@ -4,8 +4,10 @@ bench sizes by a probe (:mod:`bench.search.sizing`) and which the user gave."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
+from bench.search.sizing import MIN_DEMANDS
 from bench.search.sizing_record import AutoSize, Sizing
 
 #: ``--loads auto`` / ``loadValues: auto``: bench sizes the values by a probe (bench.search.sizing)
@@ -46,13 +48,21 @@ def placeholders(doc: dict[str, Any], laptop: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(doc)
 
 
-def sizing_note(exp_id: int, made: Sizing | None) -> list[str]:
+def sizing_note(exp_id: int, made: Sizing | None, table: Mapping[float, float | None] | None = None) -> list[str]:
     """The lines under the printed table of a sized run: that it was sized, and how to
-    give one's own values; the advice where no curve fitted."""
+    give one's own values; what a flat table added; the advice where no curve fitted,
+    unless the measured ``table`` shows one after all (UC4 at half a core: one load
+    sized, the advice said, then the step added gave ``5: 1, 6: 2``)."""
     if made is None:
         return []
-    return [f"  sized for this machine (exp{exp_id}-sizing.json): {made.per_instance_rate:,.0f} records/s "
-            "per instance; --loads/--resources give your own", *([f"  {made.advice}"] if made.advice else [])]
+    lines = [f"  sized for this machine (exp{exp_id}-sizing.json): {made.per_instance_rate:,.0f} records/s "
+             "per instance; --loads/--resources give your own"]
+    if made.added:
+        lines.append(f"  measured once more, the table being flat: {made.added['why']}")
+    shown = len({d for d in (table or {}).values() if d is not None})
+    if made.advice and (table is None or shown < MIN_DEMANDS):
+        lines.append(f"  {made.advice}")
+    return lines
 
 
 def auto_size(auto: list[bool], params: dict[str, Any], bench_file: Any) -> AutoSize | None:

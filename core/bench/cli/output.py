@@ -46,7 +46,7 @@ def print_table(outcome: RunOutcome) -> None:
     print("\n".join(tables.format_table(outcome.metric, outcome.table, outcome.notes)))  # notes: inferred, undecided
     if outcome.prediction is not None:  # bench run --predict: the probe's table beside the measured one
         print(describe_prediction(outcome.prediction))
-    for line in sizing_note(outcome.exp_id, outcome.sizing):  # loads or resources chosen by the probe
+    for line in sizing_note(outcome.exp_id, outcome.sizing, outcome.table):  # loads or resources chosen by the probe
         print(line)
     for r in outcome.errors:  # no verdict: the entries it could change are undecided
         print(f"  error at load={fmt_value(r.load)} resources={fmt_value(r.resources)}: {r.cause}")
