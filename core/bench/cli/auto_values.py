@@ -7,6 +7,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from bench.search.flat_table import demands_shown
 from bench.search.sizing import MIN_DEMANDS
 from bench.search.sizing_record import AutoSize, Sizing
 
@@ -59,8 +60,7 @@ def sizing_note(exp_id: int, made: Sizing | None, table: Mapping[float, float | 
              "per instance; --loads/--resources give your own"]
     if made.added:
         lines.append(f"  measured once more, the table being flat: {made.added['why']}")
-    shown = len({d for d in (table or {}).values() if d is not None})
-    if made.advice and (table is None or shown < MIN_DEMANDS):
+    if made.advice and (table is None or demands_shown(table) < MIN_DEMANDS):
         lines.append(f"  {made.advice}")
     return lines
 

@@ -1,9 +1,10 @@
 """Measuring once more where a sized run's table came out flat (:mod:`bench.search.flat_table`).
 
 Only for loads bench chose (the user's are never changed, nor resource amounts the user
-gave), the demand metric, and once per run: the addition is kept in ``exp<id>-sizing.json`` (``added``), so ``--resume``
-measures the same loads and amounts and adds nothing more. The verdicts already
-measured answer again from the runner's cache; only the new pairs run.
+gave), the demand metric, and once per run: the addition is kept in
+``exp<id>-sizing.json`` (``added``), so ``--resume`` measures the same loads and amounts
+and adds nothing more. The verdicts already measured answer again from the runner's
+cache; only the new pairs run.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from bench.results.environment import EnvironmentRecord
 from bench.results.outcome import RunOutcome
 from bench.results.sizing_file import read_sizing, write_sizing
 from bench.results.store import ResultStore
-from bench.search.flat_table import Extension
+from bench.search.flat_table import Extension, demands_shown
 from bench.search.prediction import FILE as PREDICTION_FILE
 from bench.search.prediction import (
     Prediction,
@@ -205,8 +205,7 @@ class Engine:
         write_sizing(self.store.dir, self.store.id, sized.to_json())
         ex = self.cfg.execution
         self.store.write_configuration(ex.model_dump(mode="json"), self.cfg.benchmark.model_dump(mode="json"))
-        shown = len({d for d in table.values() if d is not None})
-        self.progress(f"sizing: the measured table shows {shown} demand(s): {added.why}", False)
+        self.progress(f"sizing: the measured table shows {demands_shown(table)} demand(s): {added.why}", False)
         problem = self._problem(lower_bound)
         self._answer_from_probe(sized, problem, strategy, lower_bound)
         problem = dataclasses.replace(problem, loads=[x for x in problem.loads if x in walked])

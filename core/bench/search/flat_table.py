@@ -43,6 +43,11 @@ class Extension:
         return {"load": self.load, "rate": self.rate, "resources": self.resources, "why": self.why}
 
 
+def demands_shown(table: Mapping[float, float | None]) -> int:
+    """How many different demands a measured table shows (a load without a passing amount shows none)."""
+    return len({d for d in table.values() if d is not None})
+
+
 def between(low: float, high: float, rate_of: RateOf) -> tuple[float, float] | None:
     """A load value asking records/s strictly between ``low`` and ``high`` (their geometric
     middle, at its roundest for a continuous load; the nearest step of a stepped one)."""
@@ -81,8 +86,7 @@ def heavier(rate: float, demand: float, usable: float, rate_of: RateOf, read: fl
     # for UC4, and the probe's figure left out: UC4's reads 2-10 x what its runs
     # sustain, and above it lay only 16,384 records/s, which no amount of half-core
     # instances on two cores kept up with, where 4,096 had been left out as one demand
-    steps = {v: r for v, r in candidates_near(rate * (demand + 1) / demand, rate_of).items()
-             if rate * (demand + 1) / demand <= r <= usable}
+    steps = {v: r for v, r in found.items() if rate * (demand + 1) / demand <= r <= usable}
     if len(steps) < 2:
         return None
     value = min(steps, key=lambda v: steps[v])
@@ -102,9 +106,9 @@ def extend(table: Mapping[float, float | None], rates: Mapping[float, float], re
     above what ``d + 1`` instances read in the probe (two eighth-core UC3 instances read
     1,253 records/s each there and passed 3,000, 2.4 x that, in a run; two quarter-core
     UC1 instances passed 2.3 x their figure and failed 2.8 x)."""
-    demands = {d for d in table.values() if d is not None}
-    if len(demands) >= MIN_DEMANDS or not table:
+    if demands_shown(table) >= MIN_DEMANDS or not table:
         return None
+    demands = {d for d in table.values() if d is not None}
     amounts = sorted(float(r) for r in resources)
     top = amounts[-1]
     unpassed = sorted((x for x, d in table.items() if d is None), key=lambda x: rates[x])
