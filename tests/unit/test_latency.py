@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
+import time
 
 import pytest
+from aiokafka import TopicPartition
 from bench.api import Series, SloContext
 from bench.builtin.slos import check_latency, latency_sli, validate_latency
 from bench.plugins import load_plugins
-from bench.runtime.kafka.latency import event_time_ms, latency_stats, sample_runs
+from bench.runtime.kafka.latency import LatencySampler, event_time_ms, latency_stats, sample_runs
 
 
 @pytest.mark.parametrize(
@@ -130,3 +133,42 @@ def test_a_sampled_interval_s_output_rate_counts_every_record() -> None:
     assert stats["output-rate"] == 1_000.0
     assert stats["latency-p50"] == 20.0
     assert stats["latency-share"] == pytest.approx(3 / 5_000)  # the percentiles say what they rest on
+
+
+class _Record:
+    def __init__(self, topic: str, offset: int) -> None:
+        self.topic, self.offset = topic, offset
+        self.value = b'{"identifier":"s_1","timestamp":1000}'
+        self.timestamp, self.timestamp_type = 1010, 1  # the broker's clock: 10 ms after the event
+
+
+class _EndlessOutput:
+    """An output partition a SUT writes to all the time: every fetch finds a new record."""
+
+    def __init__(self, tp: object, end: int) -> None:
+        self.tp, self.end, self.next = tp, end, 0
+
+    async def end_offsets(self, partitions: list[object]) -> dict[object, int]:
+        return {self.tp: self.end}
+
+    async def position(self, tp: object) -> int:
+        return self.next
+
+    async def getmany(self, *partitions: object, timeout_ms: int = 0,
+                      max_records: int = 0) -> dict[object, list[_Record]]:
+        await asyncio.sleep(0.005)
+        self.next += 1
+        return {self.tp: [_Record("out", self.next - 1)]}
+
+
+async def test_a_sample_reads_to_the_end_offsets_it_took_not_for_its_whole_budget() -> None:
+    # A SUT that never stops writing left no empty fetch: each sample read for its whole
+    # budget (1.5 s) and a 1-s sample interval became 1.5 s.
+    tp = TopicPartition("out", 0)
+    sampler = LatencySampler("127.0.0.1:9", ["out"], read_budget_s=5.0)
+    sampler._consumer = _EndlessOutput(tp, end=20)  # type: ignore[assignment]
+    sampler._assigned = [tp]
+    started = time.monotonic()
+    latencies, read = await sampler.read()
+    assert time.monotonic() - started < 2.0
+    assert read == 20 and latencies == [10.0] * 20
