@@ -132,3 +132,26 @@ def test_the_advice_goes_where_the_measured_table_shows_a_curve_after_all() -> N
     assert not any("too few loads fit" in line for line in curve)
     assert "  measured once more, the table being flat: a heavier one" in curve
     assert any("too few loads fit" in line for line in sizing_note(0, made, {5.0: 1.0, 6.0: 1.0}))
+
+
+def test_fewer_demands_than_sized_at_the_load_path_s_limit_says_what_shows_more() -> None:
+    """UC1 on a fast machine: two quarter-core instances kept up with the probe's 40,000
+    records/s (20,047 each, a lower bound), the loads were sized for demands 1, 2 and 3,
+    and the table read ``4000: 1, 25000: 1, 74000: 2``: a heavier load than 74,000 on
+    three instances is more than the path pushes (twice the probe's 40,000)."""
+    from bench.cli.auto_values import sizing_note
+    from bench.search.sizing_record import ProbeFigures, Sizing
+
+    rates = {4000.0: 4000.0, 25000.0: 25000.0, 74000.0: 74000.0}
+    made = Sizing([ProbeFigures(20047.0, False, 40000.0, 40000.0, 0.25, 40000.0, 60.0, "batches", 2.0)],
+                  list(rates), [1.0, 2.0, 3.0, 4.0, 5.0], rates, 0.25)
+    lines = sizing_note(0, made, {4000.0: 1.0, 25000.0: 1.0, 74000.0: 2.0})
+    assert any("2 demand(s) where 3 were sized: 2 instance(s) kept up with 74000" in line
+               and "about 80,000" in line and "--set sut.cpuPerInstance=0.125" in line for line in lines), lines
+    # the curve sized, or a heavier load the path pushes: nothing to say
+    assert len(sizing_note(0, made, {4000.0: 1.0, 25000.0: 2.0, 74000.0: 3.0})) == 1
+    assert flat_table.path_bound({4000.0: 1.0, 25000.0: 1.0, 50000.0: 2.0}, {**rates, 50000.0: 50000.0}, 3,
+                                 80000.0, 0.25) is None
+    # no CPU limit to lower, or a load without a passing amount (the flat-table rules' case)
+    assert flat_table.path_bound({4000.0: 1.0, 74000.0: 2.0}, rates, 3, 80000.0, 0.0) is None
+    assert flat_table.path_bound({4000.0: 1.0, 25000.0: 2.0, 74000.0: None}, rates, 3, 80000.0, 0.25) is None

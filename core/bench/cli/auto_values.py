@@ -7,8 +7,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from bench.search.flat_table import demands_shown
-from bench.search.sizing import MIN_DEMANDS
+from bench.search.flat_table import demands_shown, path_bound
+from bench.search.sizing import MIN_DEMANDS, distinct_demands
 from bench.search.sizing_record import AutoSize, Sizing
 
 #: ``--loads auto`` / ``loadValues: auto``: bench sizes the values by a probe (bench.search.sizing)
@@ -62,6 +62,10 @@ def sizing_note(exp_id: int, made: Sizing | None, table: Mapping[float, float | 
         lines.append(f"  measured once more, the table being flat: {made.added['why']}")
     if made.advice and (table is None or demands_shown(table) < MIN_DEMANDS):
         lines.append(f"  {made.advice}")
+    elif made.loads and table and made.probes:
+        sized = distinct_demands([made.rates[x] for x in made.loads if x in made.rates], made.per_instance_rate)
+        if (line := path_bound(table, made.rates, sized, made.probes[-1].usable_rate, made.cpu)) is not None:
+            lines.append(f"  {line}")
     return lines
 
 

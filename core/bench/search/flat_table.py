@@ -136,3 +136,28 @@ def extend(table: Mapping[float, float | None], rates: Mapping[float, float], re
                              f"every load needs {d:g} instance(s): a heavier one, {found[1]:,.0f} records/s, "
                              f"above {(d + 1) / d:.3g} x {heaviest:g}'s {rates[heaviest]:,.0f}{probed}")
     return None
+
+
+def path_bound(table: Mapping[float, float | None], rates: Mapping[float, float], sized: int, usable: float,
+               cpu: float) -> str | None:
+    """One line where a measured table shows fewer demands than its loads were sized for
+    (``sized``) and no heavier load shows another: the heaviest one passed on ``d``
+    instances and ``(d + 1) / d`` x its records/s is more than the load path pushes
+    (``usable``). A lower CPU limit makes each instance slower, so that the loads the path
+    pushes need more of them; None where it does not apply or the SUT has no limit.
+
+    Why: on a machine where two quarter-core UC1 instances kept up with the probe's
+    40,000 records/s, the figure was a lower bound and the loads were sized for demands
+    1, 2 and 3; one instance then passed 25,000 and two passed 74,000, the most the path
+    was taken to push, and the table read ``4000: 1, 25000: 1, 74000: 2`` without a word."""
+    shown = demands_shown(table)
+    passed = sorted((x for x, d in table.items() if d is not None), key=lambda x: rates.get(x, 0.0))
+    if cpu <= 0 or not passed or shown >= sized or any(d is None for d in table.values()):
+        return None
+    heaviest = passed[-1]
+    d = float(table[heaviest] or 0.0)
+    if d <= 0 or rates.get(heaviest, 0.0) * (d + 1) / d <= usable:
+        return None
+    return (f"{shown} demand(s) where {sized} were sized: {d:g} instance(s) kept up with {heaviest:g} "
+            f"({rates[heaviest]:,.0f} records/s), and the load path here pushes about {usable:,.0f}; "
+            f"a lower CPU limit shows more (--set sut.cpuPerInstance={cpu / 2:g})")
