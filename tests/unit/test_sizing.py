@@ -83,6 +83,21 @@ def test_an_unsaturated_probe_lowers_the_limit_more() -> None:
     assert saturated is not None and unsaturated is not None and unsaturated < saturated
 
 
+def test_a_micro_batch_sut_that_kept_up_with_the_probe_is_probed_again_at_half_its_limit() -> None:
+    """Two quarter-core UC1 instances kept up with 40,000 records/s (20,047 each): twice
+    the table read ``4000: 1, 25000: 1, 74000: 2``. At an eighth of a core they fell
+    behind it (17,863 each) and the loads sized showed three demands."""
+    kept_up = ProbeFigures(20047, False, 40000, 40103, 0.25, 40000, 26, "batches", 2)
+    chosen, lower, why = sizing.plan(kept_up, sensors)
+    assert lower == 0.125 and "lower CPU limit per instance (0.125 core)" in why
+    # not for a SUT the heavier probe measures, a saturated one, a fallen-behind path, a given limit
+    assert sizing.halved(ProbeFigures(20047, False, 40000, 40103, 0.25, 40000, 26, "lag", 2)) is None
+    assert sizing.halved(ProbeFigures(17863, True, 40000, 40103, 0.25, 40000, 26, "batches", 2)) is None
+    assert sizing.halved(ProbeFigures(20047, False, 40000, 30000, 0.25, 40000, 26, "batches", 2)) is None
+    assert sizing.plan(kept_up, sensors, cpu_fixed="--set sut.cpuPerInstance")[1] is None
+    assert sizing.halved(ProbeFigures(20047, False, 40000, 40103, 0.08, 40000, 26, "batches", 2)) is None
+
+
 def test_a_cpu_limit_the_user_gave_is_kept_and_the_advice_says_what_to_do() -> None:
     chosen, lower, _ = sizing.plan(probe(40000, saturated=False), sensors, cpu_fixed="--set sut.cpuPerInstance")
     assert lower is None

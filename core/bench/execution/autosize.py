@@ -162,10 +162,11 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
             if runner.rate_of(other) != runner.rate_of(load):
                 load = other
                 continue
-        if lower is None:
-            break
+        estimate = figures.saturated and lower is not None and lower >= ESTIMATE_SHARE * cpu
+        if lower is None or (len(probes) >= sizing.MAX_PROBES and not estimate):
+            break  # the run keeps the CPU limit its last probe measured
         cfg.benchmark = with_cpu(cfg.benchmark, lower)
-        if figures.saturated and lower >= ESTIMATE_SHARE * cpu:
+        if estimate:
             # a small cut: one instance's records/s scaled with its CPU, not probed again
             # (a probe costs a minute or more; the search measures every entry anyway)
             estimated = ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,

@@ -289,10 +289,27 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
            "the loads may need fewer instances than sized" if not probe.saturated else
            f"one instance takes {capacity:,.0f} of the {usable:,.0f} records/s the load path can push")
     if cpu_fixed is None:
-        cpu = lower_cpu(probe, usable, multiples)
+        cpu = halved(probe) or lower_cpu(probe, usable, multiples)
         if cpu is not None:
             return chosen, cpu, f"{why}: a lower CPU limit per instance ({cpu:g} core) makes room for a curve"
     return chosen, None, why
+
+
+def halved(probe: ProbeFigures) -> float | None:
+    """Half the CPU limit where a micro-batch SUT's instances kept up with the probe and
+    the load path did too, else None (or where half is below :data:`MIN_CPU`).
+
+    Such a figure is only a lower bound, and no heavier probe tells how far: a micro-batch
+    SUT behind its input reads about what it is given, in ever larger batches. On a machine
+    where two quarter-core UC1 instances kept up with 40,000 records/s (20,047 each), one
+    instance alone then passed 25,000 and two passed 74,000, the most the path pushed: two
+    runs read ``4000: 1, 25000: 1, 74000: 2``. At an eighth of a core on that machine two
+    instances fell behind 40,000 (17,863 each) and the loads sized from it showed three
+    demands."""
+    if probe.saturated or probe.source != "batches" or probe.path_limited or probe.cpu <= 0:
+        return None
+    cpu = math.floor(probe.cpu / 2 * 1000) / 1000
+    return cpu if cpu >= MIN_CPU else None
 
 
 def advice(chosen: dict[float, float], capacity: float, cpu_fixed: str | None) -> str | None:
