@@ -217,5 +217,8 @@ async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_probed_again_at
     assert second["saturated"] and second["cpu"] == 0.125
     assert second["per_instance_rate"] == pytest.approx(15_000, rel=0.05)
     assert stored["cpuPerInstance"] == 0.125 and stored["cpuLoweredFrom"] == 0.25
+    # the run says why it lowered the limit, then why it chose the loads
+    assert "is a lower bound" in stored["reason"] and "(0.125 core)" in stored["reason"], stored["reason"]
+    assert "; then loads at 0.2, 1.3, 2.3 x the probe's 15,000" in stored["reason"], stored["reason"]
     assert set(machine.cpus[2:]) == {0.125}  # every experiment at the probed limit
     assert len({v for v in outcome.table.values() if v is not None}) >= 3, outcome.table

@@ -121,6 +121,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     fails: list[dict[str, Any]] = []  # each probe's sure failure (probe_verdict)
     chosen: dict[float, float] = {}
     why = ""
+    lowered_why: list[str] = []  # why each lower CPU limit was taken: said before the last probe's reason
     for _ in range(sizing.MAX_PROBES):
         cpu = objects_cpu(runner, load, resources)
         on = "one instance" if resources == 1 else f"{resources:g} instances"
@@ -166,6 +167,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         if lower is None or (len(probes) >= sizing.MAX_PROBES and not estimate):
             break  # the run keeps the CPU limit its last probe measured
         cfg.benchmark = with_cpu(cfg.benchmark, lower)
+        lowered_why.append(why)
         if estimate:
             # a small cut: one instance's records/s scaled with its CPU, not probed again
             # (a probe costs a minute or more; the search measures every entry anyway)
@@ -178,6 +180,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
             break
     cpu_now = objects_cpu(runner, load, resources)
     cfg.benchmark = original  # apply() sets what was chosen, once
+    why = "; then ".join([*lowered_why, why])
     if not probes:
         return None
     last = probes[-1]
