@@ -9,6 +9,7 @@ against the start, not chained, so slow samples do not stretch the repetition.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,7 @@ class SliCollector:
         tick = 0
         open_decisions: list[EarlyDecision] = []  # the SLOs the last early check left undecided
         while True:
+            raise_if_cancelled()
             sample = await self.platform.sample(spec)
             elapsed = self.clock() - started
             if tick % per_record == 0 or elapsed >= ex.duration:
@@ -136,3 +138,16 @@ def decided_bounds(decisions: Sequence[EarlyDecision]) -> dict[str, list[float]]
     return {d.slo: [float(d.low), float(d.high)] for d in decisions
             if d.passed is not None and d.slo and d.low is not None and d.high is not None
             and math.isfinite(d.low) and math.isfinite(d.high)}
+
+
+def raise_if_cancelled() -> None:
+    """Raise the cancellation (Ctrl-C, SIGTERM) an awaited call swallowed.
+
+    ``asyncio.wait_for`` in Python 3.11 returns its inner call's result when that call
+    finishes in the same step as the cancellation, and the cancellation is lost: a
+    ``kill`` of a run under a loaded test suite left it sampling on to the end of its
+    experiment. The task still counts the request (``cancelling()``), so the sampling loop
+    checks it once per sample."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
