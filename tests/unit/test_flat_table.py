@@ -152,6 +152,10 @@ def test_fewer_demands_than_sized_at_the_load_path_s_limit_says_what_shows_more(
     assert len(sizing_note(0, made, {4000.0: 1.0, 25000.0: 2.0, 74000.0: 3.0})) == 1
     assert flat_table.path_bound({4000.0: 1.0, 25000.0: 1.0, 50000.0: 2.0}, {**rates, 50000.0: 50000.0}, 3,
                                  80000.0, 0.25) is None
+    # the missing demand at the light end: one eighth-core instance failed 5,000 records/s
+    # (`5000: 2, 35000: 2, 70000: 3`); a lower limit would not help
+    assert flat_table.path_bound({5000.0: 2.0, 35000.0: 2.0, 70000.0: 3.0},
+                                 {5000.0: 5000.0, 35000.0: 35000.0, 70000.0: 70000.0}, 3, 80000.0, 0.125) is None
     # no CPU limit to lower, or a load without a passing amount (the flat-table rules' case)
     assert flat_table.path_bound({4000.0: 1.0, 74000.0: 2.0}, rates, 3, 80000.0, 0.0) is None
     assert flat_table.path_bound({4000.0: 1.0, 25000.0: 2.0, 74000.0: None}, rates, 3, 80000.0, 0.25) is None

@@ -154,6 +154,10 @@ def path_bound(table: Mapping[float, float | None], rates: Mapping[float, float]
     passed = sorted((x for x, d in table.items() if d is not None), key=lambda x: rates.get(x, 0.0))
     if cpu <= 0 or not passed or shown >= sized or any(d is None for d in table.values()):
         return None
+    if table[passed[0]] != 1:
+        # the demand missing is at the light end: one instance failed the lightest load
+        # (its process's fixed cost), which a lower limit makes worse, not better
+        return None
     heaviest = passed[-1]
     d = float(table[heaviest] or 0.0)
     if d <= 0 or rates.get(heaviest, 0.0) * (d + 1) / d <= usable:
