@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bench.search.load_values import RateOf, candidates_near, round_candidates
-from bench.search.sizing import BOUNDARY_MARGIN, MIN_DEMANDS, ROUND_BAND
+from bench.search.sizing import BOUNDARY_MARGIN, MIN_DEMANDS, ROUND_BAND, half_cpu
 
 
 @dataclass(frozen=True)
@@ -106,9 +106,9 @@ def extend(table: Mapping[float, float | None], rates: Mapping[float, float], re
     above what ``d + 1`` instances read in the probe (two eighth-core UC3 instances read
     1,253 records/s each there and passed 3,000, 2.4 x that, in a run; two quarter-core
     UC1 instances passed 2.3 x their figure and failed 2.8 x)."""
-    if demands_shown(table) >= MIN_DEMANDS or not table:
-        return None
     demands = {d for d in table.values() if d is not None}
+    if len(demands) >= MIN_DEMANDS or not table:
+        return None
     amounts = sorted(float(r) for r in resources)
     top = amounts[-1]
     unpassed = sorted((x for x, d in table.items() if d is None), key=lambda x: rates[x])
@@ -160,8 +160,9 @@ def path_bound(table: Mapping[float, float | None], rates: Mapping[float, float]
         return None
     heaviest = passed[-1]
     d = float(table[heaviest] or 0.0)
-    if d <= 0 or rates.get(heaviest, 0.0) * (d + 1) / d <= usable:
+    lower = half_cpu(cpu)
+    if d <= 0 or lower is None or rates.get(heaviest, 0.0) * (d + 1) / d <= usable:
         return None
     return (f"{shown} demand(s) where {sized} were sized: {d:g} instance(s) kept up with {heaviest:g} "
             f"({rates[heaviest]:,.0f} records/s), and the load path here pushes about {usable:,.0f}; "
-            f"a lower CPU limit shows more (--set sut.cpuPerInstance={cpu / 2:g})")
+            f"a lower CPU limit shows more (--set sut.cpuPerInstance={lower:g})")

@@ -306,10 +306,17 @@ def halved(probe: ProbeFigures) -> float | None:
     runs read ``4000: 1, 25000: 1, 74000: 2``. At an eighth of a core on that machine two
     instances fell behind 40,000 (17,863 each) and the loads sized from it showed three
     demands."""
-    if probe.saturated or probe.source != "batches" or probe.path_limited or probe.cpu <= 0:
+    if probe.saturated or probe.source != "batches" or probe.path_limited:
         return None
-    cpu = math.floor(probe.cpu / 2 * 1000) / 1000
-    return cpu if cpu >= MIN_CPU else None
+    return half_cpu(probe.cpu)
+
+
+def half_cpu(cpu: float) -> float | None:
+    """Half a CPU limit, to the thousandth of a core below; None without a limit or where
+    half is below :data:`MIN_CPU`. Both the probe again at half the limit and the advice to
+    lower it take this value."""
+    half = math.floor(cpu / 2 * 1000) / 1000
+    return half if cpu > 0 and half >= MIN_CPU else None
 
 
 def advice(chosen: dict[float, float], capacity: float, cpu_fixed: str | None) -> str | None:
