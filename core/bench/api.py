@@ -188,6 +188,14 @@ class UseCase:
     #: platforms (embedded, external). For what the query needs to be measured fairly,
     #: e.g. UC4's JIT setting; not for tuning a run.
     spark_conf: Mapping[str, str] = field(default_factory=dict)
+    #: warmup_params(params, scratch): the parameters under which the topology's own
+    #: sink (a ``foreachBatch``, not Kafka) stores into ``scratch``, a directory thrown
+    #: away after the warm-up, so that the platform's warm-up runs valid records through
+    #: the whole plan, its sink included. None: the warm-up of a plan with its own sink
+    #: sends records every parser rejects, and the first minute of a run at a low CPU
+    #: limit compiles the valid records' path (UC1's eighth-core instance read its first
+    #: batches at 2,000 records/s, its later ones at 3,900).
+    warmup_params: Callable[[Mapping[str, Any], str], Mapping[str, Any]] | None = None
 
     def output_period(self, params: Mapping[str, Any]) -> float | None:
         """The period of :attr:`window_seconds`, or None when undeclared, unreadable or not positive."""

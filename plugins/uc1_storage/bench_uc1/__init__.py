@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from typing import Any
 
 from bench.api import (
@@ -34,6 +35,14 @@ from bench_uc1.sinks import make_sink
 def default_path(sink: str) -> str:
     base = os.path.join(tempfile.gettempdir(), "bench-uc1")
     return os.path.join(base, "uc1.sqlite") if sink == "sqlite" else os.path.join(base, "logs")
+
+
+def scratch_store(params: Mapping[str, Any], scratch: str) -> dict[str, Any]:
+    """The parameters under which the store writes into ``scratch``, for the platform's
+    warm-up (``UseCase.warmup_params``): its valid records compile the path the
+    measured ones take, and never reach the user's log or database."""
+    sink = str(params.get("sink", "log"))
+    return {**params, "path": os.path.join(scratch, "uc1.sqlite" if sink == "sqlite" else "logs")}
 
 
 def topology(ctx: TopologyContext) -> StreamingPlan:
@@ -95,6 +104,7 @@ UC1 = UseCase(
     topology=topology,
     dimensions=("NumSensors",),
     default_params={"sink": "log", "log_max_mb": 256},
+    warmup_params=scratch_store,
     params=(
         ParamSpec("sink", str, choices=("log", "sqlite"), doc="where records are stored"),
         ParamSpec("path", str, doc="log directory or sqlite file (default under the temp dir)"),

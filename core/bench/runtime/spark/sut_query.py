@@ -185,14 +185,16 @@ def start_query(
 
 
 #: A record every use case's parser rejects (no field parses): the warm-up of a plan with
-#: its own sink (UC1's log or sqlite, which cannot be redirected to throw-away topics)
-#: runs the whole plan on it but stores nothing, so that sink stays clean.
+#: its own sink that its use case cannot point at a throw-away place
+#: (:attr:`bench.api.UseCase.warmup_params`) runs the whole plan on it but stores nothing,
+#: so that sink stays clean.
 WARMUP_VALUE = b"{}"
 WARMUP_RECORDS_PER_PARTITION = 4
-#: A plan that writes to Kafka gets valid measurements, so that its aggregation and state
-#: store run too: with rejected records only, a windowed query's first real micro-batches
-#: at a quarter core took 13-19 s each (UC2 and UC3), compiling what the
-#: warm-up never ran, and the lag's saw-tooth of that period made every verdict unstable.
+#: A plan that writes to Kafka, or to its own sink pointed at a throw-away place, gets
+#: valid measurements, so that its aggregation, state store and sink run too: with
+#: rejected records only, a windowed query's first real micro-batches at a quarter core
+#: took 13-19 s each (UC2 and UC3), compiling what the warm-up never ran, and the lag's
+#: saw-tooth of that period made every verdict unstable.
 WARMUP_ROUNDS = 4
 WARMUP_VALID_PER_PARTITION = 2_000
 WARMUP_SENSORS = 64
@@ -227,9 +229,10 @@ def warm_up(
     loaded machine; docs/performance.md, "Spark start-up and the warm-up batch"), mostly
     JVM class loading and code generation plus starting Python workers. Without a
     warm-up the generator started while Spark was still compiling, and the first minute
-    of every experiment measured the JIT, not the SUT. A plan writing to Kafka runs
-    ``WARMUP_ROUNDS`` batches of valid records (its aggregation and state store warm
-    up too); a plan with its own sink one batch of rejected records. A warm-up still
+    of every experiment measured the JIT, not the SUT. A plan writing to Kafka, or to its
+    own sink pointed at a throw-away directory (:func:`warmup_params`), runs
+    ``WARMUP_ROUNDS`` batches of valid records (its aggregation, state store and sink
+    warm up too); any other plan with its own sink one batch of rejected records. A warm-up still
     running after ``timeout_s`` is stopped (the platform's start timeout must still be
     met on a loaded machine). Returns the seconds it took.
     """
@@ -254,12 +257,14 @@ def warm_up(
     create_topics_sync(bootstrap, sizes)
     producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3, **kafka_security().confluent()})
     ckpt = tempfile.mkdtemp(prefix="bench-warmup-")
+    scratch = tempfile.mkdtemp(prefix="bench-warmup-sink-")
     try:
-        ctx = build_context(spark, bootstrap, warm, f"{group_id}-warmup", params, instances, connector)
+        warm_params, redirected = warmup_params(use_case, params, scratch)
+        ctx = build_context(spark, bootstrap, warm, f"{group_id}-warmup", warm_params, instances, connector)
         plan = use_case.topology(ctx) if use_case.topology is not None else None
         if plan is None:
             return 0.0
-        valid = plan.sink == "kafka"
+        valid = plan.sink == "kafka" or redirected
         for rnd in range(WARMUP_ROUNDS if valid else 1):
             rejected = [(b"warmup", WARMUP_VALUE)] * WARMUP_RECORDS_PER_PARTITION
             for logical, real in warm.items():
@@ -280,9 +285,19 @@ def warm_up(
                 break
     finally:
         shutil.rmtree(ckpt, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
         with contextlib.suppress(Exception):  # leftover warm-up topics are harmless
             delete_topics_sync(bootstrap, list(sizes))
     return time.monotonic() - began
+
+
+def warmup_params(use_case: UseCase, params: Mapping[str, Any], scratch: str) -> tuple[Mapping[str, Any], bool]:
+    """The parameters the warm-up's topology runs with, and whether its own sink stores
+    into ``scratch`` (:attr:`bench.api.UseCase.warmup_params`): only then may the warm-up
+    send it valid records, which the user's store must never get."""
+    if use_case.warmup_params is None:
+        return params, False
+    return dict(use_case.warmup_params(params, scratch)), True
 
 
 def wait_ready(query: StreamingQuery, stop: threading.Event, timeout_s: float = 120.0) -> None:
