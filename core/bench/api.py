@@ -189,12 +189,11 @@ class UseCase:
     #: e.g. UC4's JIT setting; not for tuning a run.
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     #: warmup_params(params, scratch): the parameters under which the topology's own
-    #: sink (a ``foreachBatch``, not Kafka) stores into ``scratch``, a directory thrown
-    #: away after the warm-up, so that the platform's warm-up runs valid records through
-    #: the whole plan, its sink included. None: the warm-up of a plan with its own sink
-    #: sends records every parser rejects, and the first minute of a run at a low CPU
-    #: limit compiles the valid records' path (UC1's eighth-core instance read its first
-    #: batches at 2,000 records/s, its later ones at 3,900).
+    #: sink (a ``foreachBatch``, not Kafka) stores into ``scratch``, thrown away after the
+    #: platform's warm-up, which then runs valid records through the whole plan. None: a
+    #: plan with its own sink is warmed on records every parser rejects, and a run at a
+    #: low CPU limit compiles the valid path while measured (UC1 at an eighth of a core:
+    #: first batches at 2,000 records/s, later ones at 3,900).
     warmup_params: Callable[[Mapping[str, Any], str], Mapping[str, Any]] | None = None
 
     def output_period(self, params: Mapping[str, Any]) -> float | None:
