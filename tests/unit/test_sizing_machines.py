@@ -198,18 +198,9 @@ async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_probed_again_at
     behind it (two quarter-core UC1 instances kept up with 40,000, the table then showing
     two demands twice; at an eighth of a core they read 17,863 each, and three demands)."""
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    doc = parse_benchmark(benchmark())
-    execution = parse_execution({
-        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
-        "resources": {"resourceType": "Instances", "resourceValues": [1]},
-        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
-                      "sampleInterval": 5, "earlyStop": False}})
-    cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
-                    auto=AutoSize(True, True, None))
-    clock = SimClock()
     machine = BatchMachine(3.0)  # 30,000 records/s per quarter-core instance
-    outcome = await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: None, clock=clock,
-                           sleep=clock.sleep).run()
+    said: list[str] = []
+    outcome = await batch_run(tmp_path, machine, said)
     stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
     first, second = stored["probes"]
     assert first["source"] == second["source"] == "batches", stored
@@ -220,5 +211,41 @@ async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_probed_again_at
     # the run says why it lowered the limit, then why it chose the loads
     assert "is a lower bound" in stored["reason"] and "(0.125 core)" in stored["reason"], stored["reason"]
     assert "; then loads at 0.2, 1.3, 2.3 x the probe's 15,000" in stored["reason"], stored["reason"]
+    # each probe's figure as it ends, and why the limit is lowered before the probe there
+    sizing_lines = [m.split(":")[0] + (" 0.125" if "(0.125 core)" in m else "") for m in said
+                    if m.startswith(("sizing", "sized"))]
+    assert sizing_lines == ["sizing", "sizing probe (2 instances, 0.25 core per instance)", "sizing 0.125",
+                            "sizing 0.125", "sizing probe (2 instances, 0.125 core per instance)",
+                            "sized for this machine"], said
     assert set(machine.cpus[2:]) == {0.125}  # every experiment at the probed limit
     assert len({v for v in outcome.table.values() if v is not None}) >= 3, outcome.table
+
+
+async def batch_run(tmp_path: Path, machine: BatchMachine, said: list[str]) -> Any:
+    doc = parse_benchmark(benchmark())
+    execution = parse_execution({
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
+        "resources": {"resourceType": "Instances", "resourceValues": [1]},
+        "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
+                      "sampleInterval": 5, "earlyStop": False}})
+    cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
+                    auto=AutoSize(True, True, None))
+    clock = SimClock()
+    return await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: said.append(m), clock=clock,
+                        sleep=clock.sleep).run()
+
+
+async def test_instances_that_keep_up_at_half_the_limit_too_keep_that_limit_and_say_no_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two eighth-core UC1 instances, their query warmed on valid records, kept up with
+    40,000 records/s too (20,057 each): the run measures at the limit probed last, and its
+    reason names no lower one it did not take (it read "a lower CPU limit per instance
+    (0.062 core) makes room for a curve" at 0.125)."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    machine = BatchMachine(5.0)  # 50,000 records/s per quarter-core instance, 25,000 at an eighth
+    said: list[str] = []
+    await batch_run(tmp_path, machine, said)
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert [p["saturated"] for p in stored["probes"]] == [False, False], stored
+    assert stored["cpuPerInstance"] == 0.125 and set(machine.cpus[2:]) == {0.125}
+    assert "(0.125 core)" in stored["reason"] and "0.062" not in stored["reason"], stored["reason"]

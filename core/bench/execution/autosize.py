@@ -30,7 +30,7 @@ from bench.search.prediction import (
     predict_demand,
     probe_duration,
 )
-from bench.search.sizing_record import AutoSize, ProbeFigures, Sizing
+from bench.search.sizing_record import AutoSize, ProbeFigures, Sizing, probe_line
 
 #: a lowered CPU limit at least this share of the probed one: one instance's records/s is
 #: estimated in proportion rather than probed again. A second probe of a micro-batch SUT
@@ -150,6 +150,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         figures = ProbeFigures(p.per_instance_rate, p.saturated, p.load_rate, p.input_rate, cpu, load,
                                p.seconds, p.source, resources)
         probes.append(figures)
+        progress(probe_line(figures), False)
         growth = figures.lag_growth if figures.saturated else None
         if (fail := probe_verdict.probe_fail(runner, s, load, resources, rate, p.input_rate, cpu, growth)) is not None:
             fails.append(fail)
@@ -164,16 +165,24 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
                 load = other
                 continue
         estimate = figures.saturated and lower is not None and lower >= ESTIMATE_SHARE * cpu
-        if lower is None or (len(probes) >= sizing.MAX_PROBES and not estimate):
-            break  # the run keeps the CPU limit its last probe measured
+        if lower is None:
+            break
+        if len(probes) >= sizing.MAX_PROBES and not estimate:
+            # the run keeps the CPU limit its last probe measured, and its reason names no other
+            chosen, _, why = sizing.plan(figures, runner.rate_of, given_rates=given,
+                                         cpu_fixed=f"probed {len(probes)} times", multiples=multiples)
+            break
         cfg.benchmark = with_cpu(cfg.benchmark, lower)
         lowered_why.append(why)
+        if not estimate:
+            progress(f"sizing: {why}", False)  # said before the probe at the lower limit
         if estimate:
             # a small cut: one instance's records/s scaled with its CPU, not probed again
             # (a probe costs a minute or more; the search measures every entry anyway)
             estimated = ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,
                                      figures.input_rate, lower, load, 0.0, "estimated", resources)
             probes.append(estimated)
+            progress(probe_line(estimated), False)
             chosen, _, why = sizing.plan(estimated, runner.rate_of, given_rates=given, cpu_fixed="estimated",
                                          multiples=multiples)
             why = f"{why}; one instance's records/s at {lower:g} core estimated in proportion to its CPU"

@@ -178,7 +178,7 @@ class Engine:
             return None
         autosize.apply(self.cfg, made)
         write_sizing(self.store.dir, self.store.id, made.to_json())
-        for line in made.describe():
+        for line in made.choice():  # each probe's line was printed as it ended
             self.progress(line, False)
         return made
 

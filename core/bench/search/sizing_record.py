@@ -133,19 +133,13 @@ class Sizing:
         return json.dumps(self.to_json(), indent=2) + "\n"
 
     def describe(self) -> list[str]:
-        """The lines printed before the first experiment and shown by ``bench report``."""
+        """The lines ``bench report`` and ``--resume`` show: each probe's, then the choice."""
+        return [probe_line(p) for p in self.probes] + self.choice()
+
+    def choice(self) -> list[str]:
+        """What was chosen and why: printed once the probes are done (each probe's line is
+        printed as it ends, :func:`probe_line`)."""
         lines = []
-        for p in self.probes:
-            cpu = f"{p.cpu:g} core per instance" if p.cpu else "no CPU limit"
-            on = f"{p.instances:g} instances, " if p.instances != 1 else ""
-            bound = "" if p.saturated else " at least (not saturated)"
-            path = (f"the load path pushed {p.path_rate:,.0f} of {p.load_rate:,.0f} records/s" if p.path_limited
-                    else f"the load path kept up with {p.load_rate:,.0f} records/s")
-            if p.source == "estimated":
-                lines.append(f"sizing estimate ({cpu}): {p.per_instance_rate:,.0f} records/s per instance")
-                continue
-            lines.append(f"sizing probe ({on}{cpu}): {p.per_instance_rate:,.0f} records/s per instance{bound}; "
-                         f"{path}")
         chosen = []
         if self.loads is not None:
             chosen.append("loads " + ", ".join(f"{x:g} ({self.rates.get(x, 0):,.0f} records/s)" for x in self.loads))
@@ -169,3 +163,15 @@ class Sizing:
         if self.added:
             lines.append(f"  the measured table was flat: {self.added['why']}")
         return lines
+
+
+def probe_line(p: ProbeFigures) -> str:
+    """One probe's figures as one line (an estimate's too)."""
+    cpu = f"{p.cpu:g} core per instance" if p.cpu else "no CPU limit"
+    if p.source == "estimated":
+        return f"sizing estimate ({cpu}): {p.per_instance_rate:,.0f} records/s per instance"
+    on = f"{p.instances:g} instances, " if p.instances != 1 else ""
+    bound = "" if p.saturated else " at least (not saturated)"
+    path = (f"the load path pushed {p.path_rate:,.0f} of {p.load_rate:,.0f} records/s" if p.path_limited
+            else f"the load path kept up with {p.load_rate:,.0f} records/s")
+    return f"sizing probe ({on}{cpu}): {p.per_instance_rate:,.0f} records/s per instance{bound}; {path}"
