@@ -57,7 +57,8 @@ async def sized_run(tmp_path: Path, search: dict[str, Any] | None = None, speed:
 async def test_the_probes_failure_answers_the_heaviest_load_on_two_instances(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two quarter-core instances read 10,000 records/s each of the probe's 40,000: loads
-    2,000, 13,000 and 51,500 (halfway from 23,000 to the 80,000 the path pushes). The
+    2,000, 13,000 and 60,000 (three quarters of the way from 23,000 to the 80,000 the path
+    pushes, at its roundest). The
     heaviest passes on three; on two it is not measured: the probe failed a lighter load
     there. Four experiments, where the same run without the probe's verdict takes five
     for the same table."""

@@ -215,19 +215,19 @@ def test_uc1_two_instances_fit_three_demands_at_the_probe_s_rate() -> None:
     assert lower is not None
 
 
-def test_a_micro_batch_figure_puts_the_third_load_halfway_to_the_path() -> None:
+def test_a_micro_batch_figure_puts_the_third_load_most_of_the_way_to_the_path() -> None:
     """Two UC1 instances read 23,172 records/s each behind their input; in runs two passed
-    53,000 (2.3 x) and failed 64,000, which three passed. The third load goes halfway
-    from 2.3 x to the 80,000 the path pushes; a figure read from committed offsets (the
-    calibrated SUT, in proportion) keeps its multiple."""
+    53,000 (2.3 x) and failed 64,000, which three passed. The third load goes three
+    quarters of the way from 2.3 x to the 80,000 the path pushes; a figure read from
+    committed offsets (the calibrated SUT, in proportion) keeps its multiple."""
     asked = autosize.PROBE_RATE_PER_CORE * 2
     batches = ProbeFigures(23172.0, True, asked, asked, 0.25, source="batches", instances=2)
     chosen, lower, why = sizing.plan(batches, sensors)
     light, middle, heavy = chosen.values()
-    assert "the heaviest halfway from 2.3 x to the 80,000 records/s the load path pushes" in why
+    assert "the heaviest 75% of the way from 2.3 x to the 80,000 records/s the load path pushes" in why
     assert lower is None and light == 4000 and middle == 30000
-    # the halfway point, 66,648, at its roundest value not above it
-    assert 2.3 * 23172 + 0.5 * (2 * asked - 2.3 * 23172) == pytest.approx(66648, abs=1) and heavy == 60000
+    # three quarters of the way, 73,324, at its roundest value not above it
+    assert 2.3 * 23172 + 0.75 * (2 * asked - 2.3 * 23172) == pytest.approx(73324, abs=1) and heavy == 70000
     committed = ProbeFigures(23172.0, True, asked, asked, 0.25, source="committed", instances=2)
     assert max(sizing.plan(committed, sensors)[0].values()) == 50000
     # two multiples (120-s experiments): no third demand to stretch
@@ -410,7 +410,7 @@ def test_two_probes_a_tenth_apart_give_the_same_loads() -> None:
     figures = (11205.0, 12598.0)
     tables = [sizing.plan(ProbeFigures(c, True, asked, asked, 0.25, source="batches", instances=2), sensors)[0]
               for c in figures]
-    assert tables[0] == tables[1] == {2000.0: 2000.0, 15000.0: 15000.0, 50000.0: 50000.0}
+    assert tables[0] == tables[1] == {2000.0: 2000.0, 15000.0: 15000.0, 60000.0: 60000.0}
     for c in figures:
         assert [sizing.demand_of(r, c) for r in tables[0].values()][:2] == [1, 2]
         assert all(sizing.clear_of_boundary(r, c) for r in list(tables[0].values())[:2])

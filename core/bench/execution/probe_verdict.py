@@ -2,8 +2,8 @@
 
 The probe runs the use case's instances at a heavy load and samples what an experiment
 samples, so its series have a verdict under the benchmark's SLOs like any experiment's.
-A saturated micro-batch SUT's heaviest sized load lies above the probe's load (halfway
-from 2.3 x its figure to twice the probe's records/s, ``sizing.BEYOND_TWO``), and the
+A saturated micro-batch SUT's heaviest sized load lies above the probe's load (three
+quarters of the way from 2.3 x its figure to what the path pushes, ``sizing.BEYOND_TWO``), and the
 search's last experiment was that load on the probe's number of instances: it measured
 again, for a full experiment (113 s of UC1's 10 minutes), what the probe had already
 failed at a lighter load. Under the monotone assumption the bracket search makes (the
