@@ -8,6 +8,7 @@ committed offsets whatever the input's count says.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from bench.api import Series
 from bench.search import prediction
@@ -113,3 +114,18 @@ def test_a_sut_behind_all_the_window_long_is_saturated_even_while_it_catches_up(
     # the same reading with the backlog gone by the window's end: a lower bound, as before
     caught_up = Series(times, [0.0 if t > 40 else v for t, v in zip(times, lag.values, strict=True)])
     assert not prediction.measure(caught_up, 30.0, 40_000, 2, 40_000.0, rows=rows, ends=ends).saturated
+
+
+def test_a_sut_behind_all_along_that_reads_well_above_its_input_is_catching_up() -> None:
+    """Two eighth-core UC1 instances read 29,805 records/s each of 40,000 in the probe's
+    window, a start-up backlog still unread at its end: catching up, not saturated. The
+    figure is the input's, a lower bound (two such instances then failed 60,000 in three
+    runs of four); one that reads about its input stays saturated (the test above)."""
+    times = [float(t) for t in range(0, 70, 5)]
+    lag = Series(times, [min(t, 30.0) * 120_000.0 - max(t - 30.0, 0.0) * 19_610.0 for t in times])
+    ends = Series([32.0, 44.0, 56.0, 68.0], [32.0, 44.0, 56.0, 68.0])
+    rows = Series([32.0, 44.0, 56.0, 68.0], [1_000_000.0 + 715_320.0 * i for i in range(4)])
+    probe = prediction.measure(lag, 30.0, 40_000, 2, 40_000.0, rows=rows, ends=ends)
+    assert prediction.backlogged(np.asarray(lag.values), 59_610.0, 36.0)  # behind all the window long
+    assert probe.source == "batches" and not probe.saturated
+    assert probe.per_instance_rate == pytest.approx(20_000, rel=0.01)

@@ -62,6 +62,10 @@ from bench.slo.lag_batches import MIN_DRAINS, commit_times, rises_between_commit
 
 #: a lag growing slower than this share of the input rate: the probe did not saturate the SUT
 SATURATION_SHARE = 0.02
+#: a micro-batch SUT behind all along that read more than this x what was written was
+#: catching up, in batches larger than a steady run's: a lower bound, the input's figure
+#: (docs/performance.md, "Loads sized for the machine")
+CATCHING_UP = 1.1
 #: seconds of samples after the warm-up the probe needs at least
 MIN_PROBE_SPAN_S = 30.0
 #: how far below the true per-instance rate a probe may measure it: the calibrated SUT's
@@ -164,7 +168,7 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
     source = rate if written is None else written
     read = batches_read(lag, warmup, rows, ends)
     if read is not None:
-        behind = backlogged(v, read.rate, read.seconds)
+        behind = backlogged(v, read.rate, read.seconds) and read.rate <= CATCHING_UP * source
         # behind all along, what it read is what it can (its batches took all that waited)
         taken = read.rate if behind else min(read.rate, source)
         growth = max(source - read.rate, 0.0)
@@ -206,14 +210,11 @@ def measure(lag: Series, warmup: float, load: float, resources: float, rate: flo
 
 
 def backlogged(lag_values: np.ndarray, read_rate: float, seconds: float) -> bool:
-    """Whether the SUT was behind all the window long: its lag at the window's end holds
-    more than all it read in the window. Such a SUT reads as fast as it can, whether or
-    not the lag still grows: UC1's two quarter-core instances read 40,102 records/s of a
-    load of 40,000 in a probe's window, "not saturated" by the lag's growth, while their
-    start-up left a backlog of 2.5 million records (62 s of input) unread."""
-    if lag_values.size == 0 or read_rate <= 0 or seconds <= 0:
-        return False
-    return float(lag_values[-1]) > read_rate * seconds
+    """Whether the SUT was behind all the window long (its lag at the end holds more than
+    it read in the window): it reads as fast as it can, whether or not the lag still grows.
+    UC1's two quarter-core instances read 40,102 records/s of 40,000 in a probe's window,
+    while their start-up left a backlog of 2.5 million records (62 s of input) unread."""
+    return lag_values.size > 0 and read_rate > 0 and seconds > 0 and float(lag_values[-1]) > read_rate * seconds
 
 
 def committed_rate(processed: Series | None, start: float, end: float,
