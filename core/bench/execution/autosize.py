@@ -174,8 +174,6 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
             break
         cfg.benchmark = with_cpu(cfg.benchmark, lower)
         lowered_why.append(why)
-        if not estimate:
-            progress(f"sizing: {why}", False)  # said before the probe at the lower limit
         if estimate:
             # a small cut: one instance's records/s scaled with its CPU, not probed again
             # (a probe costs a minute or more; the search measures every entry anyway)
@@ -187,6 +185,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
                                          multiples=multiples)
             why = f"{why}; one instance's records/s at {lower:g} core estimated in proportion to its CPU"
             break
+        progress(f"sizing: {why}", False)  # said before the probe at the lower limit
     cpu_now = objects_cpu(runner, load, resources)
     cfg.benchmark = original  # apply() sets what was chosen, once
     why = "; then ".join([*lowered_why, why])

@@ -277,8 +277,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
     batches = probe.saturated and probe.source == "batches"
     chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated, batches=batches)
     stretched = (f"; the heaviest {BEYOND_TWO:.0%} of the way from {multiples[-1]:g} x to the {usable:,.0f} "
-                 "records/s the load path "
-                 "pushes (a micro-batch SUT's larger amounts do better than this figure)"
+                 "records/s the load path pushes (a micro-batch SUT's larger amounts do better than this figure)"
                  if stretches(batches, multiples, capacity, usable) else "")
     enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
     if probe.saturated and cpu_fixed is None and (stepped := step_cpu(probe, chosen, rate_of, multiples)):
