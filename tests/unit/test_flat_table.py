@@ -60,13 +60,18 @@ def test_two_steps_as_near_the_middle_take_the_heavier() -> None:
     assert added is not None and (added.load, added.rate) == (6.0, 4096.0)
 
 
-def test_no_passing_amount_below_what_the_machine_hosts_gets_two_amounts_more() -> None:
-    """UC4's default at 0.207 core: 4,096 records/s failed on one to three instances (the
-    resources stopped there), where the 2-core machine hosts nine."""
-    added = flat_table.extend({4.0: 1.0, 6.0: None}, {4.0: 256.0, 6.0: 4096.0}, [1, 2, 3], levels,
-                              usable=32768, room=2 / 0.207)
-    assert added is not None and added.load is None and added.resources == [1, 2, 3, 4, 5]
-    assert "no passing amount up to 3 instances and the machine hosts 9" in added.why
+def test_a_step_between_comes_before_more_amounts_and_none_passed_gets_two_amounts_more() -> None:
+    """UC4 at an eighth of a core: 256 records/s on one instance, 16,384 on none of five,
+    where the machine hosts sixteen; two amounts more, 16,384 failed on six and on seven
+    (912 against 819), and the table stayed at one demand: the step between comes first.
+    Where no load passed, the amounts the machine still hosts are all there is to add
+    (UC4's default at 0.207 core: 4,096 failed on one to three, the machine hosts nine)."""
+    added = flat_table.extend({4.0: 1.0, 7.0: None}, {4.0: 256.0, 7.0: 16384.0}, [1, 2, 3, 4, 5], levels,
+                              usable=32768, room=2 / 0.125)
+    assert added is not None and (added.load, added.rate) == (6.0, 4096.0) and "between them" in added.why
+    alone = flat_table.extend({6.0: None}, {6.0: 4096.0}, [1, 2, 3], levels, usable=32768, room=2 / 0.207)
+    assert alone is not None and alone.load is None and alone.resources == [1, 2, 3, 4, 5]
+    assert "no passing amount up to 3 instances and the machine hosts 9" in alone.why
 
 
 def test_a_curve_or_nowhere_to_go_adds_nothing() -> None:
