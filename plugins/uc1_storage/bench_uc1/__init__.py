@@ -32,8 +32,9 @@ from bench.api import (
 from bench_uc1.sinks import make_sink
 
 
-def default_path(sink: str) -> str:
-    base = os.path.join(tempfile.gettempdir(), "bench-uc1")
+def default_path(sink: str, base: str | None = None) -> str:
+    """Where the store writes without a ``path`` (under ``base``, default the temp dir's ``bench-uc1``)."""
+    base = base or os.path.join(tempfile.gettempdir(), "bench-uc1")
     return os.path.join(base, "uc1.sqlite") if sink == "sqlite" else os.path.join(base, "logs")
 
 
@@ -41,8 +42,7 @@ def scratch_store(params: Mapping[str, Any], scratch: str) -> dict[str, Any]:
     """The parameters under which the store writes into ``scratch``, for the platform's
     warm-up (``UseCase.warmup_params``): its valid records compile the path the
     measured ones take, and never reach the user's log or database."""
-    sink = str(params.get("sink", "log"))
-    return {**params, "path": os.path.join(scratch, "uc1.sqlite" if sink == "sqlite" else "logs")}
+    return {**params, "path": default_path(str(params.get("sink", "log")), scratch)}
 
 
 def topology(ctx: TopologyContext) -> StreamingPlan:
