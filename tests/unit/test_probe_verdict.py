@@ -1,24 +1,28 @@
 """The sizing probe's own failure answers the heaviest sized load's experiment on the
-probe's instances (bench.execution.probe_verdict), on the fake platform."""
+probe's instances, and its pass the middle load's on two (bench.execution.probe_verdict),
+on the fake platform."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bench.analysis.confidence import Confidence
+from bench.analysis.runs import open_run
 from bench.api import ExperimentSpec, Sample
 from bench.config.model import parse_benchmark, parse_execution
 from bench.execution import probe_verdict
 from bench.execution.config import RunConfig
 from bench.execution.run import Engine, RunOutcome
-from bench.search.sizing_record import AutoSize, Sizing
+from bench.results import tables
+from bench.search.sizing_record import AutoSize, ProbeFigures, Sizing
 
 from tests.unit import verdict_runs
 from tests.unit.test_engine import SimClock
-from tests.unit.test_sizing_machines import USE_CASE, BatchMachine, benchmark
+from tests.unit.test_sizing_machines import USE_CASE, BatchMachine, batch_run, benchmark
 
 
 class LargerBatchesMachine(BatchMachine):
@@ -114,6 +118,10 @@ class Runner:
         self.cache: dict[tuple[float, float], bool | None] = {(50_000.0, 1.0): True}
         self.answered: dict[tuple[float, float], str] = {}
 
+    def enter(self, key: tuple[float, float], passed: bool, why: str) -> None:
+        self.cache[key] = passed
+        self.answered[key] = why
+
 
 def test_the_answer_covers_heavier_loads_on_as_many_instances_or_fewer_and_keeps_measured_verdicts() -> None:
     runner = Runner()
@@ -140,3 +148,97 @@ def test_the_failure_is_kept_in_the_sizing_file_and_said() -> None:
     assert any("the probe failed 40,000 records/s on 2 instances" in line for line in made.describe())
     old = {k: v for k, v in made.to_json().items() if k != "probeFail"}
     assert Sizing.from_json(old) is not None and Sizing.from_json(old).probe_fail is None  # type: ignore[union-attr]
+
+
+async def test_a_probe_that_kept_up_answers_the_middle_load_on_two_instances(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two instances kept up with the probe's 40,000 records/s at a quarter core and at an
+    eighth (21,000 each at an eighth): a load of at most three quarters of that on two
+    instances or more passes there, and is not measured. The middle load (25,000) on two
+    is such a one: the table is the same as without the answer, its entry noted
+    inferred, and ``bench report``'s reading of the result file finds it again."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    said: list[str] = []
+    outcome = await batch_run(tmp_path, BatchMachine(4.2), said)
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    passed = stored["probePass"]
+    assert passed["cpu"] == 0.125 and passed["instances"] == 2 and passed["rate"] == pytest.approx(30_000, rel=0.01)
+    measured = [(e.load, int(e.resources)) for e in outcome.records]
+    middle = sorted(outcome.table)[1]
+    assert outcome.table[middle] == 2 and (middle, 1) in measured and (middle, 2) not in measured, measured
+    assert any(m.startswith(f"load={middle:g} resources=2: PASS, not measured") for m in said), said
+    assert outcome.notes[middle] == "inferred" and len({*outcome.table.values()}) == 3, outcome.table
+    answered = json.loads((tmp_path / "exp0-result.json").read_text())["answered"]
+    assert {(a["load"], a["resources"], a["passed"]) for a in answered} >= {(middle, 2.0, True)}
+    recorded = open_run(tmp_path, 0).recorded_run_table()
+    assert recorded is not None and recorded.table == outcome.table and recorded.inferred(middle)
+
+    monkeypatch.setattr(probe_verdict, "probe_pass", lambda *a, **k: None)
+    said_again: list[str] = []
+    again = await batch_run(tmp_path / "without", BatchMachine(4.2), said_again)
+    assert again.table == outcome.table and (middle, 2) in [(e.load, int(e.resources)) for e in again.records]
+    assert len(again.records) == len(outcome.records) + 1
+
+
+def test_the_pass_covers_lighter_loads_on_as_many_instances_or_more() -> None:
+    runner = Runner()
+    passed = {"load": 40_000.0, "kept_up": 40_000.0, "rate": 30_000.0, "instances": 2.0, "cpu": 0.125}
+    rates = {2_000.0: 2_000.0, 30_000.0: 30_000.0, 31_000.0: 31_000.0}
+    got = probe_verdict.answer(runner, None, rates, list(rates), [1.0, 2.0, 3.0], passed)  # type: ignore[arg-type]
+    assert got == [(2_000.0, 2.0), (2_000.0, 3.0), (30_000.0, 2.0), (30_000.0, 3.0)]
+    assert "kept up with 40,000 records/s, and this load asks 75% of it" in runner.answered[(30_000.0, 2.0)]
+
+
+@pytest.mark.parametrize(("probed", "run", "holds"), [(0.125, 0.125, True), (0.125, 0.25, True), (0.25, 0.125, False),
+                                                      (0.125, 0.0, True), (0.0, 0.125, False), (0.0, 0.0, True)])
+def test_the_pass_holds_only_for_instances_at_least_as_fast_as_the_probes(probed: float, run: float,
+                                                                            holds: bool) -> None:
+    assert (probe_verdict.strongest([{"rate": 1.0, "cpu": probed}], run) is not None) is holds
+
+
+class Evaluator:
+    def __init__(self, slis: dict[str, str], trend: list[str]) -> None:
+        self._slis, self._trend = slis, trend
+
+    def slis(self) -> dict[str, str]:
+        return self._slis
+
+    def trend_slos(self) -> list[str]:
+        return self._trend
+
+
+class PassRunner:
+    def __init__(self, slis: dict[str, str], trend: list[str]) -> None:
+        self.evaluator = Evaluator(slis, trend)
+
+
+KEPT_UP = ProbeFigures(20_000.0, False, 40_000.0, 40_000.0, 0.125, 40_000.0, 30.0, "committed", 2.0)
+
+
+@pytest.mark.parametrize(("figures", "slis", "sure"), [
+    (KEPT_UP, {"lag-trend": "lag"}, True),
+    # a latency SLO is not answered by the instances keeping up
+    (KEPT_UP, {"lag-trend": "lag", "latency": "latency"}, False),
+    (dataclasses.replace(KEPT_UP, saturated=True), {"lag-trend": "lag"}, False),
+    # the generators wrote a fifth less than asked: the path fell behind
+    (dataclasses.replace(KEPT_UP, input_rate=32_000.0), {"lag-trend": "lag"}, False),
+    # read 1.2 x what was written: eating a backlog in batches larger than a steady run's
+    (dataclasses.replace(KEPT_UP, per_instance_rate=24_000.0), {"lag-trend": "lag"}, False),
+    (dataclasses.replace(KEPT_UP, source="estimated"), {"lag-trend": "lag"}, False),
+])
+def test_only_instances_that_surely_kept_up_pass(figures: ProbeFigures, slis: dict[str, str], sure: bool) -> None:
+    got = probe_verdict.probe_pass(PassRunner(slis, ["lag-trend"]), {}, figures, 10.0)  # type: ignore[arg-type]
+    assert (got is not None) is sure
+    if got is not None:
+        assert got["rate"] == pytest.approx(0.75 * 40_000) and got["cpu"] == 0.125 and got["instances"] == 2
+
+
+def test_a_table_notes_the_entry_a_probe_answered_inferred() -> None:
+    verdicts = [(1_000.0, 1.0, True), (5_000.0, 1.0, False), (9_000.0, 2.0, False), (9_000.0, 3.0, True)]
+    built = tables.build_run_table("demand", verdicts, loads=[1_000.0, 5_000.0, 9_000.0], resources=[1.0, 2.0, 3.0],
+                                   lower_bound=True, answered={(5_000.0, 2.0): True, (1_000.0, 1.0): False})
+    assert built.table == {1_000.0: 1.0, 5_000.0: 2.0, 9_000.0: 3.0}  # a measured verdict wins over an answer
+    assert built.notes == {5_000.0: "inferred"}
+    without = tables.build_run_table("demand", verdicts, loads=[1_000.0, 5_000.0, 9_000.0],
+                                     resources=[1.0, 2.0, 3.0], lower_bound=True)
+    assert without.table[5_000.0] == 3.0  # the lower bound's upper estimate, where nothing passed

@@ -189,7 +189,18 @@ class RunFiles:
         return tables.build_run_table(
             metric or self.metric(), verdicts, loads=self.configured("load"), resources=self.configured("resources"),
             lower_bound=self.lower_bound(), decreasing=self.decreasing(), complete=self.complete(),
+            answered=self.answered(),
         )
+
+    def answered(self) -> dict[Key, bool]:
+        """Verdicts the run entered without an experiment (the sizing probe's), per (load, resources)."""
+        out: dict[Key, bool] = {}
+        for a in (self.result or {}).get("answered") or []:
+            try:
+                out[(float(a["load"]), float(a["resources"]))] = bool(a["passed"])
+            except (KeyError, TypeError, ValueError):
+                continue
+        return out
 
     def trend_axis_label(self) -> str:
         """How the first trend SLO's type titles its series (``SloType.axis_label``)."""

@@ -119,6 +119,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     cpu_fixed = auto.cpu_fixed or (None if original_cpu > 0 else "the SUT has no CPU limit (cpuPerInstance 0)")
     probes: list[ProbeFigures] = []
     fails: list[dict[str, Any]] = []  # each probe's sure failure (probe_verdict)
+    passes: list[dict[str, Any]] = []  # and each one's sure pass
     chosen: dict[float, float] = {}
     why = ""
     lowered_why: list[str] = []  # why each lower CPU limit was taken: said before the last probe's reason
@@ -154,6 +155,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         growth = figures.lag_growth if figures.saturated else None
         if (fail := probe_verdict.probe_fail(runner, s, load, resources, rate, p.input_rate, cpu, growth)) is not None:
             fails.append(fail)
+        if (passed := probe_verdict.probe_pass(runner, s, figures, float(ex.warmup))) is not None:
+            passes.append(passed)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
                                          multiples=multiples)
         again = sizing.next_probe(figures)
@@ -199,7 +202,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     made = Sizing(probes, loads, resources_out, rates, cpu_now,
                          original_cpu if not math.isclose(cpu_now, original_cpu) else None, why,
                          sizing.advice(rates, capacity, cpu_fixed) if auto.loads else None,
-                         probe_verdict.lightest(fails, cpu_now))
+                         probe_verdict.lightest(fails, cpu_now), probe_pass=probe_verdict.strongest(passes, cpu_now))
     return made
 
 

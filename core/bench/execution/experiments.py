@@ -107,6 +107,13 @@ class ExperimentRunner:
             if rec.outcome != "error":
                 self.cache[(rec.load, rec.resources)] = rec.passed
 
+    def enter(self, key: tuple[float, float], passed: bool, why: str) -> None:
+        """A verdict without an experiment (``bench.execution.probe_verdict``): the search
+        takes it, the result file keeps it, and ``why`` is said when the search asks."""
+        self.cache[key] = passed
+        self.answered[key] = why
+        self.store.add_answered(key[0], key[1], passed, why)
+
     def experiment_name(self, load: float, resources: float) -> str:
         """What the lifecycle hooks call one SLO experiment: the prefix of its result files.
 
@@ -354,6 +361,7 @@ class ExperimentRunner:
             ((r.load, r.resources, None if r.outcome == "error" else r.passed) for r in self.store.experiments),
             loads=ex.load.loadValues, resources=ex.resources.resourceValues, lower_bound=lower_bound,
             decreasing=load_decreasing(self.cfg.benchmark, ex), complete=final,
+            answered={key: bool(a["passed"]) for key, a in self.store.answered.items()},
         )
 
     def _write_partial_table(self) -> None:

@@ -216,9 +216,10 @@ class Engine:
 
     def _answer_from_probe(self, sized: Sizing | None, problem: SearchProblem, strategy: SearchStrategy,
                            lower_bound: bool) -> None:
-        """The sizing probe's sure failure answers the pairs it implies (monotone verdicts)."""
+        """The sizing probe's sure failure and pass answer the pairs they imply (monotone verdicts)."""
         if sized is not None and lower_bound and not strategy.measures_every_pair:
-            probe_verdict.answer(self.experiments, sized.probe_fail, sized.rates, problem.loads, problem.resources)
+            probe_verdict.answer(self.experiments, sized.probe_fail, sized.rates, problem.loads, problem.resources,
+                                 sized.probe_pass)
 
     async def _walk(self, problem: SearchProblem, strategy: SearchStrategy, sized: Sizing | None
                     ) -> dict[float, float | None]:

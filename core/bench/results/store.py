@@ -125,6 +125,9 @@ class ResultStore:
         #: with every experiment (a soak's RSS with it)
         self._metric: str | None = None
         self._table: list[dict[str, Any]] | None = None
+        #: verdicts entered without an experiment (the sizing probe's): (load, resources) ->
+        #: {"load", "resources", "passed", "why"}, the result file's ``"answered"``
+        self.answered: dict[tuple[float, float], dict[str, Any]] = {}
         #: the result file, whose earlier entries each write copies rather than keeps
         self._file = ResultFile(self.path(f"exp{exp_id}-result.json"))
 
@@ -299,6 +302,11 @@ class ResultStore:
         record.info = {}
         self._write_result_json(rows=None, metric=None, complete=False, fresh={key: entry})
 
+    def add_answered(self, load: float, resources: float, passed: bool, why: str) -> None:
+        """A verdict not measured, kept with the next write of the result file."""
+        self.answered[(float(load), float(resources))] = {"load": load, "resources": resources, "passed": passed,
+                                                          "why": why}
+
     def record_table(self, metric: str, rows: list[dict[str, Any]], complete: bool) -> None:
         """The table in the result JSON (rows as :func:`bench.results.tables.to_rows` gives them)."""
         self._write_result_json(rows=rows, metric=metric, complete=complete)
@@ -311,6 +319,8 @@ class ResultStore:
         records: dict[Any, ExperimentRecord] = {(e.load, e.resources): e for e in self.experiments}
         doc = {"id": self.id, "experiments": None, "metric": self._metric, "table": self._table,
                "complete": complete}
+        if self.answered:
+            doc["answered"] = list(self.answered.values())
         # records read back by --resume are serialized at their first write
         self._file.write(list(records), dict(fresh or {}), lambda key: _entry(records[key]), doc, _json_default)
 
@@ -325,6 +335,7 @@ class ResultStore:
             doc = json.loads(path.read_text(encoding="utf-8"))
             self.experiments = [ExperimentRecord(**e) for e in doc.get("experiments", [])]
             self._metric, self._table = doc.get("metric"), doc.get("table")
+            self.answered = {(float(a["load"]), float(a["resources"])): dict(a) for a in doc.get("answered") or []}
             self._file.forget()
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             raise UserError(f"--resume: {path} is corrupt or partial ({_reason(exc)})") from None

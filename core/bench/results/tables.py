@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,8 +97,13 @@ def build_run_table(
     lower_bound: bool = False,
     decreasing: bool = False,
     complete: bool = True,
+    answered: Mapping[tuple[float, float], bool] | None = None,
 ) -> RunTable:
     """The table of the verdicts, with each entry's note.
+
+    ``answered``: verdicts entered without an experiment (the sizing probe's,
+    ``bench.execution.probe_verdict``) for pairs not measured; an entry resting on one is
+    noted inferred.
 
     ``loads`` and ``resources`` are the configured values: the lower-bound assumption may
     carry a capacity over to loads never measured at a resource amount, and with
@@ -108,17 +113,20 @@ def build_run_table(
     measured: dict[tuple[float, float], bool | None] = {}
     for load, res, passed in verdicts:
         measured[(float(load), float(res))] = None if passed is None else bool(passed)
+    entered = {(float(x), float(r)) for x, r in (answered or {})} - set(measured)
+    measured.update({key: bool(v) for key, v in (answered or {}).items() if key in entered})
     all_loads = sorted({*(loads or ()), *(k[0] for k in measured)}, key=lambda x: x if not decreasing else -x)
     if metric == "demand":
         keys = list(loads) if loads is not None and complete else sorted({k[0] for k in measured})
-        return RunTable(metric, *_demand(keys, measured, lower_bound, decreasing), decreasing=decreasing)
+        return RunTable(metric, *_demand(keys, measured, lower_bound, decreasing, entered), decreasing=decreasing)
     keys = list(resources) if resources is not None and complete else sorted({k[1] for k in measured})
-    return RunTable(metric, *_capacity(sorted(keys), all_loads, measured, lower_bound, decreasing),
+    return RunTable(metric, *_capacity(sorted(keys), all_loads, measured, lower_bound, decreasing, entered),
                     decreasing=decreasing)
 
 
 def _demand(keys: Iterable[float], measured: dict[tuple[float, float], bool | None],
-            lower_bound: bool = False, decreasing: bool = False) -> tuple[Table, Notes]:
+            lower_bound: bool = False, decreasing: bool = False,
+            entered: Collection[tuple[float, float]] = ()) -> tuple[Table, Notes]:
     """Per load the least passing resources; with ``lower_bound`` (demand never falls as the
     load rises) a load with failures only, each below a heavier load's demand, or none at
     all, takes the least of those demands: the bracket search's upper bound. Under the
@@ -136,8 +144,8 @@ def _demand(keys: Iterable[float], measured: dict[tuple[float, float], bool | No
             if above and all(r < min(above) for r in here):
                 value = min(above)
                 words.append(INFERRED)  # a heavier load passed there; nothing here passed below it
-        if not here and not words:
-            words.append(INFERRED)  # a load the lower bound skipped: never measured
+        if (not here and not words) or (load, value) in entered:
+            words.append(INFERRED)  # a load the lower bound skipped, or a pass the probe answered
         if any(v is None and (value is None or r < value) for r, v in here.items()):
             words.append(UNDECIDED)
         table[load] = value
@@ -148,7 +156,7 @@ def _demand(keys: Iterable[float], measured: dict[tuple[float, float], bool | No
 
 def _capacity(
     keys: list[float], all_loads: list[float], measured: dict[tuple[float, float], bool | None],
-    lower_bound: bool, decreasing: bool,
+    lower_bound: bool, decreasing: bool, entered: Collection[tuple[float, float]] = (),
 ) -> tuple[Table, Notes]:
     """Per resource amount ascending; ``all_loads`` lightest first."""
     table: Table = {}
@@ -166,7 +174,7 @@ def _capacity(
             if value is None or heavier(x, value, decreasing):
                 value = x
         words = []
-        if value is not None and value not in here:
+        if value is not None and (value not in here or (value, res) in entered):
             words.append(INFERRED)
         if value is None and not here:
             words.append(INFERRED)

@@ -94,6 +94,9 @@ class Sizing:
     probe_fail: dict[str, Any] | None = None
     #: what a flat measured table added (``bench.search.flat_table.Extension.to_json``); None: nothing
     added: dict[str, Any] | None = None
+    #: the probe's sure pass (``probe_verdict.probe_pass``): load, the records/s its instances
+    #: kept up with, the records/s a load may ask to pass, instances, CPU limit; None: none
+    probe_pass: dict[str, Any] | None = None
 
     @property
     def per_instance_rate(self) -> float:
@@ -108,7 +111,7 @@ class Sizing:
         return {"probes": [asdict(p) for p in self.probes], "loads": self.loads, "resources": self.resources,
                 "rates": [[k, v] for k, v in self.rates.items()], "cpuPerInstance": self.cpu,
                 "cpuLoweredFrom": self.cpu_lowered_from, "reason": self.reason, "advice": self.advice,
-                "probeFail": self.probe_fail, "added": self.added}
+                "probeFail": self.probe_fail, "added": self.added, "probePass": self.probe_pass}
 
     @classmethod
     def from_json(cls, data: Any) -> Sizing | None:
@@ -122,10 +125,10 @@ class Sizing:
             rates = {float(k): float(v) for k, v in data.get("rates") or []}
             cpu = float(data.get("cpuPerInstance") or 0.0)
             lowered = data.get("cpuLoweredFrom")
-            fail, added = data.get("probeFail"), data.get("added")
+            fail, added, passed = data.get("probeFail"), data.get("added"), data.get("probePass")
             return cls(probes, loads, resources, rates, cpu, None if lowered is None else float(lowered),
                        str(data.get("reason") or ""), data.get("advice"), dict(fail) if fail else None,
-                       dict(added) if added else None)
+                       dict(added) if added else None, dict(passed) if passed else None)
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -160,6 +163,11 @@ class Sizing:
             lines.append(f"  the probe failed {float(f['rate']):,.0f} records/s on {float(f['instances']):g} instances "
                          f"({f['slo']}: {how}, vs {float(f['threshold']):,.4g}): a heavier load on as many instances "
                          "or fewer fails too, and is not measured again")
+        if self.probe_pass:
+            p = self.probe_pass
+            lines.append(f"  the probe's {float(p['instances']):g} instances kept up with {float(p['kept_up']):,.0f} "
+                         f"records/s: a load of at most {float(p['rate']):,.0f} on as many instances or more passes, "
+                         "and is not measured")
         if self.added:
             lines.append(f"  the measured table was flat: {self.added['why']}")
         return lines
