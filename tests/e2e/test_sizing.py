@@ -12,6 +12,7 @@ still shows. Short experiments and two resource amounts keep it near a minute.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,29 @@ def test_a_flat_table_measures_one_heavier_load(kafka_bootstrap: str, tmp_path: 
     table = {float(r["load"]): r["resources"] for r in demand_rows(tmp_path)}
     assert table == {400.0: "2", 3000.0: "2", 5000.0: "3"}, out.stdout[-2000:]
     assert "the measured table shows 1 demand(s)" in out.stderr + out.stdout
+
+
+def test_a_probe_whose_instances_kept_up_answers_a_lighter_loads_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Two instances of 0.55 x the probe's records/s each keep up with it (the first probe,
+    at this machine's 20,000 records/s per core), so a load of 0.7 x it passes on two
+    and is not measured there; on one it fails, measured. The table, the result file's
+    ``answered`` and the sizing file's ``probePass`` say so."""
+    probe = 20_000 * (os.cpu_count() or 1)
+    capacity, load = int(0.55 * probe), int(0.7 * probe)
+    out = bench_run("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
+                    "--set", f"capacity={capacity}", "--set", "sut.cpuPerInstance=0.5", "--loads", str(load),
+                    "--duration", "20", "--warmup", "5", "--sample-interval", "1", "--repetitions", "1",
+                    timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    sizing = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    first = sizing["probes"][0]
+    assert first["saturated"] is False and first["load"] == probe, sizing
+    passed = sizing["probePass"]
+    assert passed["instances"] == 2 and passed["cpu"] == 0.5 and passed["rate"] >= load, sizing
+    result = json.loads((tmp_path / "exp0-result.json").read_text())
+    assert [(e["load"], e["resources"], e["passed"]) for e in result["experiments"]] == [(load, 1, False)], result
+    assert {(a["load"], a["resources"], a["passed"]) for a in result["answered"]} >= {(load, 2, True)}, result
+    assert f"load={load} resources=2: PASS, not measured" in out.stderr
+    rows = demand_rows(tmp_path)
+    assert [(float(r["load"]), r["resources"]) for r in rows] == [(load, "2")], rows
+    assert "inferred" in (rows[0].get("note") or ""), rows
