@@ -129,6 +129,20 @@ def test_a_stepped_loads_lightest_is_the_heaviest_step_below_its_multiple() -> N
         500.0: 500.0, 4000.0: 4000.0}
 
 
+def test_a_stepped_load_sized_from_a_lower_bound_takes_the_step_its_instances_kept_up_with() -> None:
+    """Two half-core UC4 instances kept up with the probe's 16,384 records/s (8,305 each, a
+    lower bound). No step lies clear of a boundary at 1.3 x (4,096 asks 0.49 x, 16,384
+    1.97 x), and the run sized one load: the step the instances kept up with is the
+    heaviest, asking at most two. From a saturated figure the boundaries stand."""
+    chosen, lower, _ = sizing.plan(probe(8305, saturated=False, cpu=0.5, asked=16384, written=16384), levels,
+                                   multiples=(0.2, 1.3), cpu_fixed="--set sut.cpuPerInstance")
+    assert chosen == {5.0: 1024.0, 7.0: 16384.0} and lower is None
+    assert sizing.choose_loads(capacity=8305, usable=32768, rate_of=levels, multiples=(0.2, 1.3)) == {5.0: 1024.0}
+    # a continuous load is not a step: its heaviest keeps the lower bound's path fill
+    assert 16384.0 not in sizing.choose_loads(capacity=8305, usable=32768, rate_of=sensors, multiples=(0.2, 1.3),
+                                              lower_bound=True).values()
+
+
 def test_load_for_inverts_either_direction_to_two_digits() -> None:
     assert load_values.load_for(3600, sensors) == 3600
     assert load_values.load_for(3600, period) == pytest.approx(280)  # 1e6 / 3600 = 277.8

@@ -155,12 +155,26 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
                         clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands)]
             if fits:
                 break
+        if not fits and lower_bound and whole and m == multiples[-1] and len(multiples) > 1:
+            fits = steps_above_bound(capacity, usable, whole, chosen, demands)
         if not fits:
             continue
         _, value, rate = min(fits)
         chosen[value] = rate
         demands.add(demand_of(rate, capacity))
     return dict(sorted(chosen.items()))
+
+
+def steps_above_bound(capacity: float, usable: float, whole: dict[float, float], chosen: dict[float, float],
+                      demands: set[int]) -> list[tuple[float, float, float]]:
+    """A stepped load's heaviest where no step lies clear of a boundary of a lower bound:
+    the heaviest step the path pushes that asks a demand of its own, as (key, value,
+    records/s) with the heaviest first. A lower bound's boundaries are not the instances'
+    own: two half-core UC4 instances kept up with the probe's 16,384 records/s (8,305
+    each), a step at 1.97 x that figure, and the run sized one load and a flat table."""
+    lightest = max(chosen.values(), default=0.0)
+    return [(-r, v, r) for v, r in whole.items() if lightest < r <= usable and v not in chosen
+            and demand_of(r, capacity) not in demands]
 
 
 def stretches(batches: bool, multiples: Sequence[float], capacity: float, usable: float) -> bool:
