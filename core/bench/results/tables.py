@@ -294,8 +294,8 @@ def legend(notes: Notes | None, indent: str = "  ") -> list[str]:
     words = {w for note in (notes or {}).values() for w in note.split()}
     lines = []
     if INFERRED in words:
-        lines.append(f"{indent}inferred: given by the monotone assumption (the lower bound, or a heavier load's "
-                     "demand); no experiment measured it")
+        lines.append(f"{indent}inferred: given by the monotone assumption (the lower bound, a heavier load's "
+                     "demand, or the sizing probe's verdict); no experiment measured it")
     if UNDECIDED in words:
         lines.append(f"{indent}undecided: an experiment that could change it ended in error (no verdict)")
     return lines
