@@ -172,8 +172,8 @@ def steps_above_bound(capacity: float, usable: float, whole: dict[float, float],
     records/s) with the heaviest first. A lower bound's boundaries are not the instances'
     own: two half-core UC4 instances kept up with the probe's 16,384 records/s (8,305
     each), a step at 1.97 x that figure, and the run sized one load and a flat table."""
-    lightest = max(chosen.values(), default=0.0)
-    return [(-r, v, r) for v, r in whole.items() if lightest < r <= usable and v not in chosen
+    above = max(chosen.values(), default=0.0)  # the loads chosen so far, lighter multiples'
+    return [(-r, v, r) for v, r in whole.items() if above < r <= usable and v not in chosen
             and demand_of(r, capacity) not in demands]
 
 
