@@ -242,3 +242,18 @@ def test_a_table_notes_the_entry_a_probe_answered_inferred() -> None:
     without = tables.build_run_table("demand", verdicts, loads=[1_000.0, 5_000.0, 9_000.0],
                                      resources=[1.0, 2.0, 3.0], lower_bound=True)
     assert without.table[5_000.0] == 3.0  # the lower bound's upper estimate, where nothing passed
+
+
+async def test_an_answer_the_search_never_asks_for_is_no_verdict_of_the_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two half-core instances (given) kept up with the probe; one alone then passed the
+    heaviest load, so the lighter ones need one too and are not measured. The probe's
+    pass on two for them was never asked for: UC1's table read `3000: 2 (inferred),
+    25000: 2 (inferred), 74000: 1` when it counted."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    outcome = await batch_run(tmp_path, BatchMachine(8.0), [], cpu=0.5)
+    heaviest = max(outcome.table)
+    assert [(e.load, int(e.resources)) for e in outcome.records][-1] == (heaviest, 1)
+    assert set(outcome.table.values()) == {1}, outcome.table
+    assert json.loads((tmp_path / "exp0-result.json").read_text()).get("answered") is None
+    assert json.loads((tmp_path / "exp0-sizing.json").read_text())["probePass"]["instances"] == 2

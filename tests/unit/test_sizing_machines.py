@@ -221,15 +221,15 @@ async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_probed_again_at
     assert len({v for v in outcome.table.values() if v is not None}) >= 3, outcome.table
 
 
-async def batch_run(tmp_path: Path, machine: BatchMachine, said: list[str]) -> Any:
-    doc = parse_benchmark(benchmark())
+async def batch_run(tmp_path: Path, machine: BatchMachine, said: list[str], cpu: float | None = None) -> Any:
+    doc = parse_benchmark(benchmark()) if cpu is None else autosize.with_cpu(parse_benchmark(benchmark()), cpu)
     execution = parse_execution({
         "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
         "resources": {"resourceType": "Instances", "resourceValues": [1]},
         "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
                       "sampleInterval": 5, "earlyStop": False}})
     cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
-                    auto=AutoSize(True, True, None))
+                    auto=AutoSize(True, True, None if cpu is None else "--set sut.cpuPerInstance"))
     clock = SimClock()
     return await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: said.append(m), clock=clock,
                         sleep=clock.sleep).run()

@@ -109,10 +109,11 @@ class ExperimentRunner:
 
     def enter(self, key: tuple[float, float], passed: bool, why: str) -> None:
         """A verdict without an experiment (``bench.execution.probe_verdict``): the search
-        takes it, the result file keeps it, and ``why`` is said when the search asks."""
+        takes it; once it asks for it, ``why`` is said and the result file keeps it (an
+        answer the search never asked for is no verdict of the table: UC1's probe passed
+        its lighter loads on two half-core instances, where the heaviest passed on one)."""
         self.cache[key] = passed
         self.answered[key] = why
-        self.store.add_answered(key[0], key[1], passed, why)
 
     def experiment_name(self, load: float, resources: float) -> str:
         """What the lifecycle hooks call one SLO experiment: the prefix of its result files.
@@ -127,7 +128,11 @@ class ExperimentRunner:
         key = (float(load), float(resources))
         if key in self.cache:
             if key in self.answered:
-                self.progress(self.answered.pop(key), False)
+                why = self.answered.pop(key)
+                self.progress(why, False)
+                if (passed := self.cache[key]) is not None:
+                    self.store.add_answered(key[0], key[1], passed, why)
+                    self._write_partial_table()
             return self.cache[key]
         ex = self.settings
         objects = build_objects(
