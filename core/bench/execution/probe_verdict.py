@@ -38,7 +38,7 @@ instances that read 1.49 x the probe's 40,000 records/s later passed 40,000).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench import slo_math
@@ -141,42 +141,38 @@ def answer(runner: ExperimentRunner, fail: Mapping[str, Any] | None, rates: Mapp
     load of at least its records/s on at most its instances; and its pass (``passed``)
     for a load of at most its records/s on at least its instances. Returns those pairs; a
     pair measured before (``--resume``) keeps its own verdict."""
-    answered = answer_pass(runner, passed, rates, loads, resources) if passed is not None else []
-    if fail is None:
-        return answered
-    for load in loads:
-        rate = rates.get(load)
-        if rate is None or rate < float(fail["rate"]):
-            continue
-        for amount in resources:
-            key = (float(load), float(amount))
-            if float(amount) <= float(fail["instances"]) and key not in runner.cache:
-                probed = float(fail["instances"])
-                runner.enter(key, False, (
-                    f"load={fmt_value(load)} resources={fmt_value(amount)}: FAIL, not measured: the sizing probe's "
-                    f"{fmt_value(probed)} instance{'' if probed == 1 else 's'} failed {float(fail['rate']):,.0f} "
-                    "records/s, "
-                    f"a lighter load ({fail['slo']}: slope {float(fail['slope']):,.4g} vs "
-                    f"{float(fail['threshold']):,.4g})"))
-                answered.append(key)
-    return answered
-
-
-def answer_pass(runner: ExperimentRunner, passed: Mapping[str, Any], rates: Mapping[float, float],
-                loads: Sequence[float], resources: Sequence[float]) -> list[tuple[float, float]]:
     answered = []
-    probed = float(passed["instances"])
+    if passed is not None:
+        probed, kept = float(passed["instances"]), float(passed["kept_up"])
+        answered += _enter(runner, rates, loads, resources, True,
+                           lambda rate, amount: rate <= float(passed["rate"]) and amount >= probed,
+                           lambda rate: (f"PASS, not measured: the sizing probe's {_instances(probed)} kept up "
+                                         f"with {kept:,.0f} records/s, and this load asks {rate / kept:.0%} of it"))
+    if fail is not None:
+        probed = float(fail["instances"])
+        answered += _enter(runner, rates, loads, resources, False,
+                           lambda rate, amount: rate >= float(fail["rate"]) and amount <= probed,
+                           lambda rate: (f"FAIL, not measured: the sizing probe's {_instances(probed)} failed "
+                                         f"{float(fail['rate']):,.0f} records/s, a lighter load ({fail['slo']}: "
+                                         f"slope {float(fail['slope']):,.4g} vs {float(fail['threshold']):,.4g})"))
+    return answered
+
+
+def _instances(n: float) -> str:
+    return f"{fmt_value(n)} instance{'' if n == 1 else 's'}"
+
+
+def _enter(runner: ExperimentRunner, rates: Mapping[float, float], loads: Sequence[float],
+           resources: Sequence[float], passed: bool, holds: Callable[[float, float], bool],
+           why: Callable[[float], str]) -> list[tuple[float, float]]:
+    """Enter ``passed`` for every pair not yet known where ``holds(records/s, amount)``."""
+    entered = []
     for load in loads:
-        rate = rates.get(load)
-        if rate is None or rate > float(passed["rate"]):
+        if (rate := rates.get(load)) is None:
             continue
         for amount in resources:
             key = (float(load), float(amount))
-            if float(amount) >= probed and key not in runner.cache:
-                kept = float(passed["kept_up"])
-                runner.enter(key, True, (
-                    f"load={fmt_value(load)} resources={fmt_value(amount)}: PASS, not measured: the sizing probe's "
-                    f"{fmt_value(probed)} instance{'' if probed == 1 else 's'} kept up with "
-                    f"{kept:,.0f} records/s, and this load asks {rate / kept:.0%} of it"))
-                answered.append(key)
-    return answered
+            if key not in runner.cache and holds(float(rate), float(amount)):
+                runner.enter(key, passed, f"load={fmt_value(load)} resources={fmt_value(amount)}: {why(float(rate))}")
+                entered.append(key)
+    return entered

@@ -113,8 +113,9 @@ def build_run_table(
     measured: dict[tuple[float, float], bool | None] = {}
     for load, res, passed in verdicts:
         measured[(float(load), float(res))] = None if passed is None else bool(passed)
-    entered = {(float(x), float(r)) for x, r in (answered or {})} - set(measured)
-    measured.update({key: bool(v) for key, v in (answered or {}).items() if key in entered})
+    entered = {(float(x), float(r)): bool(v) for (x, r), v in (answered or {}).items()}
+    entered = {key: v for key, v in entered.items() if key not in measured}
+    measured.update(entered)
     all_loads = sorted({*(loads or ()), *(k[0] for k in measured)}, key=lambda x: x if not decreasing else -x)
     if metric == "demand":
         keys = list(loads) if loads is not None and complete else sorted({k[0] for k in measured})
