@@ -39,7 +39,7 @@ def test_the_grid_gives_the_capacity_model_at_every_point(kafka_bootstrap: str, 
     grid = json.loads((tmp_path / "exp0_grid.json").read_text())
     found = {(p["load"], p["load2"]): p["resources"] for p in grid["points"]}
     expected = {(float(k), float(p)): float(model_demand(k, p, CAPACITY, KEY_COST)) for k in KEYS for p in PERIODS}
-    assert found == expected, (found, expected)
+    assert found == expected, (found, expected, out.stderr[-4000:])
     assert grid["experiments"] < len(KEYS) * len(PERIODS) * 2, grid["experiments"]
     for slice_ in grid["slices"]:  # each slice's table in the reference's format, under both names
         with open(tmp_path / f"exp0_demand_MessagePeriod-{slice_['load2']:g}.csv") as fh:
