@@ -143,6 +143,28 @@ def test_a_stepped_load_sized_from_a_lower_bound_takes_the_step_its_instances_ke
                                               lower_bound=True).values()
 
 
+def test_a_stepped_load_at_the_users_cpu_limit_takes_the_step_below_rather_than_one_far_beyond() -> None:
+    """Eighth-core UC4 instances (a limit the user gave) read 4,596 records/s each: the
+    steps 4,096 and 16,384 ask 0.89 and 3.6 x that. 16,384 was sized, and 2 to 5
+    instances failed it; 4,096 then failed on one and passed on two. The step below is
+    sized, and the resources reach one above the two it asks."""
+    figures = probe(4596, cpu=0.125, asked=16384, written=16384)
+    chosen, lower, why = sizing.plan(figures, levels, multiples=(0.2, 1.3), cpu_fixed="--set sut.cpuPerInstance")
+    assert chosen == {4.0: 256.0, 6.0: 4096.0} and lower is None
+    assert "step below" in why and "0.89 x" in why
+    assert sizing.resources_for(list(chosen.values()), 4596) == [1.0, 2.0, 3.0]
+    assert sizing.advice(chosen, 4596, "--set sut.cpuPerInstance") is None
+    # where bench may lower the limit it does that instead; a step at the multiple's own
+    # demand (1.48 x) stands; a continuous load keeps its multiples
+    assert sizing.plan(figures, levels, multiples=(0.2, 1.3))[1] is not None
+    assert sizing.plan(probe(2766, asked=16384, written=16384), levels, multiples=(0.2, 1.3),
+                       cpu_fixed="given")[0] == {4.0: 256.0, 6.0: 4096.0}
+    assert sizing.step_below(figures, {256.0: 256.0, 16384.0: 16384.0}, sensors, (0.2, 1.3)) is None
+    # no step in the top of one instance's share: the step beyond stays
+    assert sizing.plan(probe(6000, cpu=0.125, asked=16384, written=16384), levels, multiples=(0.2, 1.3),
+                       cpu_fixed="given")[0] == {5.0: 1024.0, 7.0: 16384.0}
+
+
 def test_load_for_inverts_either_direction_to_two_digits() -> None:
     assert load_values.load_for(3600, sensors) == 3600
     assert load_values.load_for(3600, period) == pytest.approx(280)  # 1e6 / 3600 = 277.8
