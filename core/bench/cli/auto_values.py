@@ -64,7 +64,9 @@ def sizing_note(exp_id: int, made: Sizing | None, table: Mapping[float, float | 
         lines.append(f"  {made.advice}")
     elif made.loads and table and made.probes:
         sized = distinct_demands([made.rates[x] for x in made.loads if x in made.rates], made.per_instance_rate)
-        if (line := path_bound(table, made.rates, sized, made.probes[-1].usable_rate, made.cpu)) is not None:
+        last = made.probes[-1]
+        seen = None if last.path_limited else last.path_rate
+        if (line := path_bound(table, made.rates, sized, last.usable_rate, made.cpu, seen)) is not None:
             lines.append(f"  {line}")
     return lines
 
