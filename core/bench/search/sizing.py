@@ -340,7 +340,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
     if probe.saturated and cpu_fixed is not None and (below := step_below(probe, chosen, rate_of, multiples)):
         heavier = max(below.values())
         return below, None, (f"the load's steps put no load at {max(multiples):g} x the probe's {capacity:,.0f} "
-                             f"records/s per instance and the CPU limit is kept ({cpu_fixed}): the step below, "
+                             "records/s per instance and the CPU limit stays: the step below, "
                              f"{heavier:,.0f} records/s ({heavier / capacity:.2f} x), asks two instances, as one "
                              "alone reads less than the probe's two did each")
     if probe.saturated and enough:
