@@ -210,8 +210,7 @@ async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_probed_again_at
     assert stored["cpuPerInstance"] == 0.125 and stored["cpuLoweredFrom"] == 0.25
     # the run says why it lowered the limit, then why it chose the loads
     assert "is a lower bound" in stored["reason"] and "(0.125 core)" in stored["reason"], stored["reason"]
-    # a micro-batch figure's lightest load at 0.1 x (sizing.SOLO_LIGHTEST)
-    assert "; then loads at 0.1, 1.3, 2.3 x the probe's 15,000" in stored["reason"], stored["reason"]
+    assert "; then loads at 0.2, 1.3, 2.3 x the probe's 15,000" in stored["reason"], stored["reason"]
     # each probe's figure as it ends, and why the limit is lowered before the probe there
     sizing_lines = [m.split(":")[0] + (" 0.125" if "(0.125 core)" in m else "") for m in said
                     if m.startswith(("sizing", "sized"))]

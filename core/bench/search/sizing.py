@@ -43,14 +43,6 @@ from bench.search.sizing_record import PATH_HEADROOM, ProbeFigures
 #: 5,700 records/s (0.3 x 19,142) where two kept up with 44,000, and earlier 5,000 (0.5 x
 #: 10,005).
 MULTIPLES = (0.2, 1.3, 2.3)
-#: a micro-batch SUT's lightest load, in the probe's records/s per instance: its figure is
-#: two instances' (:data:`bench.execution.autosize.PROBE_INSTANCES`), and one instance
-#: alone, its process's fixed cost all its own, reads about a fifth of it, so 0.2 x sat on
-#: one instance's boundary. At an eighth of a core one UC2 instance failed 2,500
-#: records/s (0.18 x the figure 14,053: its batches took as long as the input they read),
-#: where it had passed 3,000 (0.17 x 17,292); one UC1 instance passed 4,000 (0.2 x
-#: 20,052) last of all, at 80 s, catching up at 1,041 records/s, so it read about 5,000
-SOLO_LIGHTEST = 0.1
 #: a micro-batch SUT's third load goes this share of the way from its multiple to what the
 #: path pushes: two such instances behind their input read less than larger amounts do in
 #: a steady run (two quarter-core UC1 instances read 23,172 records/s each, passed 53,000,
@@ -118,7 +110,7 @@ def clear_of_boundary(rate: float, capacity: float) -> bool:
 
 def choose_loads(capacity: float, usable: float, rate_of: RateOf,
                  multiples: Sequence[float] = MULTIPLES, lower_bound: bool = False,
-                 batches: bool = False, solo: bool = False) -> dict[float, float]:
+                 batches: bool = False) -> dict[float, float]:
     """Load value -> records/s, one per demand of :data:`MULTIPLES` that the load path can
     push (``usable`` records/s), each clear of the capacity boundaries (the nearest clear
     value of a stepped load). ``lower_bound``: the capacity is only a lower bound (the
@@ -126,15 +118,12 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
     where its demand is more likely above the others' than at its multiple.
     ``batches``: the figure is a micro-batch SUT's, read by two instances behind their
     input, so a third demand's load goes :data:`BEYOND_TWO` of the way from its multiple
-    to what the path pushes. ``solo``: a micro-batch SUT's figure, whose lightest load
-    asks :data:`SOLO_LIGHTEST` x it rather than the first multiple."""
+    to what the path pushes."""
     chosen: dict[float, float] = {}
     demands: set[int] = set()
     whole: dict[float, float] | None = None
     for m in multiples:
-        lightest = m == multiples[0] and len(multiples) > 1
-        base = (min(m, SOLO_LIGHTEST) if solo and lightest else m) * capacity
-        targets = [base]
+        targets = [m * capacity]
         stretched = m == multiples[-1] and stretches(batches, multiples, capacity, usable)
         if stretched:
             targets = [m * capacity + BEYOND_TWO * (usable - m * capacity)]
@@ -159,7 +148,7 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
                     fits = [(target / r, v, r) for v, r in near.items() if 0 < r <= min(target, usable)]
                     if fits:
                         break
-            filled = not stretched and target != base  # at a share of the path: two digits
+            filled = not stretched and target != m * capacity  # at a share of the path: two digits
             if len(near) == 1 and not filled:  # a continuous load: the roundest value near the target first
                 lo, hi = ((LIGHTEST_BAND * target, target) if m == multiples[0] and not stretched else
                           (target / ROUND_BAND, target) if stretched else (target / ROUND_BAND, target * ROUND_BAND))
@@ -172,8 +161,7 @@ def choose_loads(capacity: float, usable: float, rate_of: RateOf,
             fits = [(key, v, r) for key, v, r in keyed
                     if 0 < r <= usable and v not in chosen and (
                         r > max(chosen.values(), default=0.0) if stretched else
-                        (r <= (1 - BOUNDARY_MARGIN) * capacity if lightest and solo else
-                         clear_of_boundary(r, capacity)) and demand_of(r, capacity) not in demands)]
+                        clear_of_boundary(r, capacity) and demand_of(r, capacity) not in demands)]
             if fits:
                 break
         if not fits and lower_bound and whole and m == multiples[-1] and len(multiples) > 1:
@@ -339,11 +327,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
     if given_rates is not None:
         return {}, None, f"resources for the given loads at {capacity:,.0f} records/s per instance"
     batches = probe.saturated and probe.source == "batches"
-    solo = probe.source == "batches"
-    chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated, batches=batches,
-                          solo=solo)
-    if solo and len(multiples) > 1:
-        multiples = (min(multiples[0], SOLO_LIGHTEST), *multiples[1:])  # as the reason says them
+    chosen = choose_loads(capacity, usable, rate_of, multiples, lower_bound=not probe.saturated, batches=batches)
     stretched = (f"; the heaviest {BEYOND_TWO:.0%} of the way from {multiples[-1]:g} x to the {usable:,.0f} "
                  "records/s the load path pushes (a micro-batch SUT's larger amounts do better than this figure)"
                  if stretches(batches, multiples, capacity, usable) else "")
