@@ -252,6 +252,20 @@ def lower_cpu(probe: ProbeFigures, usable: float, multiples: Sequence[float] = M
     return cpu if cpu >= MIN_CPU else (MIN_CPU if probe.cpu > MIN_CPU else None)
 
 
+def steps_missing_a_demand(probe: ProbeFigures, chosen: dict[float, float], rate_of: RateOf,
+                           multiples: Sequence[float] = MULTIPLES) -> dict[float, float] | None:
+    """A stepped load's steps (value -> records/s) up to the heaviest multiple where no
+    chosen load asks that multiple's demand, else None (a continuous load, whose every
+    multiple has its value, or a probe without a figure). What :func:`step_cpu` and
+    :func:`step_below` each mend their own way."""
+    capacity, top = probe.per_instance_rate, max(multiples)
+    if capacity <= 0 or demand_of(top * capacity, capacity) in {demand_of(r, capacity) for r in chosen.values()}:
+        return None
+    if candidates_near(top * capacity, rate_of, {}):
+        return None  # a continuous load (a stepped one gets the empty steps)
+    return whole_candidates(rate_of, most=top * capacity)
+
+
 def step_cpu(probe: ProbeFigures, chosen: dict[float, float], rate_of: RateOf,
              multiples: Sequence[float] = MULTIPLES) -> tuple[float, list[float]] | None:
     """(a lower CPU limit, the steps' records/s that then need their own demands) where a
@@ -263,12 +277,9 @@ def step_cpu(probe: ProbeFigures, chosen: dict[float, float], rate_of: RateOf,
     below the multiple ask exactly it (one instance's records/s taken in proportion to
     its CPU) the steps need 1, 2, ... instances as the continuous loads do."""
     capacity, top = probe.per_instance_rate, max(multiples)
-    wanted = demand_of(top * capacity, capacity)
-    if probe.cpu <= 0 or capacity <= 0 or wanted in {demand_of(r, capacity) for r in chosen.values()}:
+    steps = steps_missing_a_demand(probe, chosen, rate_of, multiples)
+    if probe.cpu <= 0 or steps is None:
         return None
-    if candidates_near(top * capacity, rate_of, {}):
-        return None  # a continuous load: each multiple has its value (a stepped one gets the empty steps)
-    steps = whole_candidates(rate_of, most=top * capacity)
     below = [r for r in steps.values() if 0 < r < top * capacity and r <= probe.usable_rate]
     if not below:
         return None
@@ -296,13 +307,11 @@ def step_below(probe: ProbeFigures, chosen: dict[float, float], rate_of: RateOf,
     4 and 5 instances failed (7 fell just short), and found its curve only in a load
     measured once more: 4,096 failed on one and passed on two (14 minutes)."""
     capacity, top = probe.per_instance_rate, max(multiples)
-    if capacity <= 0 or not chosen or candidates_near(top * capacity, rate_of, {}):
-        return None
-    wanted, asked = demand_of(top * capacity, capacity), {demand_of(r, capacity) for r in chosen.values()}
-    if wanted in asked or max(asked) < wanted:
-        return None  # a step at the heaviest multiple's demand, or none beyond it
+    steps = steps_missing_a_demand(probe, chosen, rate_of, multiples)
+    if steps is None or not chosen or max(demand_of(r, capacity) for r in chosen.values()) < demand_of(
+            top * capacity, capacity):
+        return None  # no chosen step beyond the heaviest multiple's demand
     lightest = min(chosen.values())
-    steps = whole_candidates(rate_of, most=top * capacity)
     below = {v: r for v, r in steps.items() if lightest < r <= min(capacity, probe.usable_rate)
              and sized_demand(r, capacity) == 2}
     if not below:
