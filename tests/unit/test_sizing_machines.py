@@ -221,14 +221,15 @@ async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_probed_again_at
     assert len({v for v in outcome.table.values() if v is not None}) >= 3, outcome.table
 
 
-async def batch_run(tmp_path: Path, machine: BatchMachine, said: list[str], cpu: float | None = None) -> Any:
+async def batch_run(tmp_path: Path, machine: BatchMachine, said: list[str], cpu: float | None = None,
+                    use_case: UseCase = USE_CASE) -> Any:
     doc = parse_benchmark(benchmark()) if cpu is None else autosize.with_cpu(parse_benchmark(benchmark()), cpu)
     execution = parse_execution({
         "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
         "resources": {"resourceType": "Instances", "resourceValues": [1]},
         "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
                       "sampleInterval": 5, "earlyStop": False}})
-    cfg = RunConfig(use_case=USE_CASE, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
+    cfg = RunConfig(use_case=use_case, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
                     auto=AutoSize(True, True, None if cpu is None else "--set sut.cpuPerInstance"))
     clock = SimClock()
     return await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: said.append(m), clock=clock,
@@ -249,3 +250,55 @@ async def test_instances_that_keep_up_at_half_the_limit_too_keep_that_limit_and_
     assert [p["saturated"] for p in stored["probes"]] == [False, False], stored
     assert stored["cpuPerInstance"] == 0.125 and set(machine.cpus[2:]) == {0.125}
     assert "(0.125 core)" in stored["reason"] and "0.062" not in stored["reason"], stored["reason"]
+
+
+#: a use case with a Spark topology (never run: the fake platform measures)
+SPARK_USE_CASE = UseCase(name="fake", description="fake Spark use case for tests", default_benchmark=benchmark,
+                         topology=lambda ctx: None)  # type: ignore[arg-type,return-value]
+
+
+@pytest.mark.parametrize("speed", [3.0, 5.0])
+async def test_a_spark_use_case_probes_first_at_half_its_limit_and_once(
+        tmp_path: Path, speed: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two quarter-core instances of each continuous-load Spark use case kept up with the
+    probe's whole load on 2-core machines, so the first probe runs at an eighth of a core:
+    where its instances fall behind (speed 3: 15,000 records/s each) or keep up as they
+    did at the full limit (speed 5), it sizes the run alone, with no halving below it."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    machine = BatchMachine(speed)
+    said: list[str] = []
+    outcome = await batch_run(tmp_path, machine, said, use_case=SPARK_USE_CASE)
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert [(p["cpu"], p["saturated"]) for p in stored["probes"]] == [(0.125, speed < 4)], stored
+    assert stored["cpuPerInstance"] == 0.125 and stored["cpuLoweredFrom"] == 0.25
+    assert set(machine.cpus) == {0.125}
+    assert stored["reason"].startswith("a Spark use case's first probe runs at half its CPU limit (0.125 core)")
+    assert "0.062" not in stored["reason"], stored["reason"]
+    assert len({v for v in outcome.table.values() if v is not None}) >= 2, outcome.table
+
+
+async def test_a_spark_use_case_keeps_a_given_limit_for_its_first_probe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    machine = BatchMachine(3.0)
+    await batch_run(tmp_path, machine, [], cpu=0.25, use_case=SPARK_USE_CASE)
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    assert stored["probes"][0]["cpu"] == 0.25 and machine.cpus[0] == 0.25, stored
+
+
+def test_a_stepped_load_probes_first_at_the_use_cases_limit() -> None:
+    """UC4's levels are sized by their steps at the use case's limit (``sizing.step_cpu``)."""
+    doc = parse_benchmark(benchmark())
+    execution = parse_execution({"benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1]},
+                                 "resources": {"resourceType": "Instances", "resourceValues": [1]}})
+    cfg = RunConfig(use_case=SPARK_USE_CASE, benchmark=doc, execution=execution, results_dir=Path("."))
+    steps = {float(k): 4.0 ** k for k in range(1, 10)}
+
+    def stepped(x: float) -> float:
+        return steps[x]
+
+    assert autosize.first_probe_cpu(cfg, stepped, 16_384, 0.25, None) is None
+    assert autosize.first_probe_cpu(cfg, lambda x: x, 40_000, 0.25, None) == 0.125
+    assert autosize.first_probe_cpu(cfg, lambda x: x, 40_000, 0.25, "--set sut.cpuPerInstance") is None
+    assert autosize.first_probe_cpu(cfg, lambda x: x, 40_000, 0.0, None) is None
+    assert autosize.first_probe_cpu(cfg, lambda x: x, 40_000, 0.08, None) is None  # half is below MIN_CPU

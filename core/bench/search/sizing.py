@@ -325,11 +325,12 @@ def distinct_demands(rates: Sequence[float], capacity: float) -> int:
 
 
 def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] | None = None,
-         cpu_fixed: str | None = None, multiples: Sequence[float] = MULTIPLES
+         cpu_fixed: str | None = None, multiples: Sequence[float] = MULTIPLES, halve: bool = True
          ) -> tuple[dict[float, float], float | None, str]:
     """From one probe: (chosen load -> records/s, a lower CPU limit to probe again at or
     None, why). ``given_rates``: the user's loads' records/s (only resources are sized);
-    ``cpu_fixed``: why the CPU limit may not be lowered (the user set it), or None."""
+    ``cpu_fixed``: why the CPU limit may not be lowered (the user set it), or None;
+    ``halve``: False where the probe already ran at half the use case's limit (:func:`halved`)."""
     capacity, usable = probe.per_instance_rate, probe.usable_rate
     if capacity <= 0:
         return {}, None, "the probe's instance processed nothing"
@@ -360,7 +361,7 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
            "the loads may need fewer instances than sized" if not probe.saturated else
            f"one instance takes {capacity:,.0f} of the {usable:,.0f} records/s the load path can push")
     if cpu_fixed is None:
-        cpu = halved(probe) or lower_cpu(probe, usable, multiples)
+        cpu = (halved(probe) if halve else None) or lower_cpu(probe, usable, multiples)
         if cpu is not None:
             return chosen, cpu, f"{why}: a lower CPU limit per instance ({cpu:g} core) makes room for a curve"
     return chosen, None, why
