@@ -222,15 +222,15 @@ async def test_a_micro_batch_sut_that_keeps_up_with_the_probe_is_probed_again_at
 
 
 async def batch_run(tmp_path: Path, machine: BatchMachine, said: list[str], cpu: float | None = None,
-                    use_case: UseCase = USE_CASE) -> Any:
+                    use_case: UseCase = USE_CASE, loads: list[float] | None = None) -> Any:
     doc = parse_benchmark(benchmark()) if cpu is None else autosize.with_cpu(parse_benchmark(benchmark()), cpu)
     execution = parse_execution({
-        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": [1000]},
+        "benchmark": "fake", "load": {"loadType": "NumSensors", "loadValues": loads or [1000]},
         "resources": {"resourceType": "Instances", "resourceValues": [1]},
         "execution": {"duration": 90, "warmup": 10, "repetitions": 1, "afterTeardownDelay": 0,
                       "sampleInterval": 5, "earlyStop": False}})
     cfg = RunConfig(use_case=use_case, benchmark=doc, execution=execution, results_dir=tmp_path, retries=0,
-                    auto=AutoSize(True, True, None if cpu is None else "--set sut.cpuPerInstance"))
+                    auto=AutoSize(loads is None, True, None if cpu is None else "--set sut.cpuPerInstance"))
     clock = SimClock()
     return await Engine(verdict_runs.registry(), cfg, machine, lambda m, t: said.append(m), clock=clock,
                         sleep=clock.sleep).run()
@@ -277,13 +277,17 @@ async def test_a_spark_use_case_probes_first_at_half_its_limit_and_once(
     assert len({v for v in outcome.table.values() if v is not None}) >= 2, outcome.table
 
 
-async def test_a_spark_use_case_keeps_a_given_limit_for_its_first_probe(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("given", ["cpu", "loads"])
+async def test_a_spark_use_case_keeps_its_limit_for_a_given_limit_or_given_loads(
+        tmp_path: Path, given: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit the user gave is never changed; nor is the use case's where the user gave
+    the loads and only the resources are sized."""
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     machine = BatchMachine(3.0)
-    await batch_run(tmp_path, machine, [], cpu=0.25, use_case=SPARK_USE_CASE)
+    await batch_run(tmp_path, machine, [], cpu=0.25 if given == "cpu" else None, use_case=SPARK_USE_CASE,
+                    loads=[20_000] if given == "loads" else None)
     stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
-    assert stored["probes"][0]["cpu"] == 0.25 and machine.cpus[0] == 0.25, stored
+    assert stored["probes"][0]["cpu"] == 0.25 and set(machine.cpus) == {0.25}, stored
 
 
 def test_a_stepped_load_probes_first_at_the_use_cases_limit() -> None:

@@ -126,7 +126,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     original_cpu = objects_cpu(runner, load, resources)
     cpu_fixed = auto.cpu_fixed or (None if original_cpu > 0 else "the SUT has no CPU limit (cpuPerInstance 0)")
     lowered_why: list[str] = []  # why each lower CPU limit was taken: said before the last probe's reason
-    first = first_probe_cpu(cfg, runner.rate_of, runner.rate_of(load), original_cpu, cpu_fixed)
+    # only where bench sizes the loads: given loads keep the use case's limit
+    first = first_probe_cpu(cfg, runner.rate_of, runner.rate_of(load), original_cpu, cpu_fixed) if auto.loads else None
     if first is not None:
         cfg.benchmark = with_cpu(cfg.benchmark, first)
         lowered_why.append(f"a Spark use case's first probe runs at half its CPU limit ({first:g} core): at the full "
