@@ -131,7 +131,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
     if first is not None:
         cfg.benchmark = with_cpu(cfg.benchmark, first)
         lowered_why.append(f"a Spark use case's first probe runs at half its CPU limit ({first:g} core): at the full "
-                           "limit two instances kept up with all of the probe's load, a lower bound only")
+                           "limit two instances kept up with such a probe on every 2-core machine measured, a lower "
+                           "bound only")
     halve = first is None  # a kept-up probe halves the limit once below the use case's
     probes: list[ProbeFigures] = []
     fails: list[dict[str, Any]] = []  # each probe's sure failure (probe_verdict)
