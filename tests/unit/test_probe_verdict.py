@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from bench.analysis.confidence import Confidence
 from bench.analysis.runs import open_run
-from bench.api import ExperimentSpec, Sample
+from bench.api import ExperimentSpec, Sample, SloVerdict
 from bench.config.model import parse_benchmark, parse_execution
 from bench.execution import probe_verdict
 from bench.execution.config import RunConfig
@@ -197,8 +197,10 @@ def test_the_pass_holds_only_for_instances_at_least_as_fast_as_the_probes(probed
 
 
 class Evaluator:
-    def __init__(self, slis: dict[str, str], trend: list[str]) -> None:
-        self._slis, self._trend = slis, trend
+    """SLOs named by their types; each passes on the probe's series, or fails (``failing``)."""
+
+    def __init__(self, slis: dict[str, str], trend: list[str], failing: frozenset[str] = frozenset()) -> None:
+        self._slis, self._trend, self._failing = slis, trend, failing
 
     def slis(self) -> dict[str, str]:
         return self._slis
@@ -206,10 +208,17 @@ class Evaluator:
     def trend_slos(self) -> list[str]:
         return self._trend
 
+    def slo_types(self) -> dict[str, str]:
+        return {name: name for name in self._slis}
+
+    def verdicts(self, collected: Any, load: float, resources: float, rate: float) -> dict[str, SloVerdict]:
+        assert (load, resources, rate) == (40_000.0, 2.0, 40_000.0)  # the probe's own
+        return {name: SloVerdict(name not in self._failing, {}) for name in self._slis}
+
 
 class PassRunner:
-    def __init__(self, slis: dict[str, str], trend: list[str]) -> None:
-        self.evaluator = Evaluator(slis, trend)
+    def __init__(self, slis: dict[str, str], trend: list[str], failing: frozenset[str] = frozenset()) -> None:
+        self.evaluator = Evaluator(slis, trend, failing)
 
 
 KEPT_UP = ProbeFigures(20_000.0, False, 40_000.0, 40_000.0, 0.125, 40_000.0, 30.0, "committed", 2.0)
@@ -225,9 +234,15 @@ KEPT_UP = ProbeFigures(20_000.0, False, 40_000.0, 40_000.0, 0.125, 40_000.0, 30.
     # read 1.2 x what was written, eating its start's backlog: it keeps up with the input, no more
     (dataclasses.replace(KEPT_UP, per_instance_rate=24_000.0), {"lag-trend": "lag"}, True),
     (dataclasses.replace(KEPT_UP, source="estimated"), {"lag-trend": "lag"}, False),
+    # dropped records the probe's own verdict passed: a lighter load drops no more (UC2, UC3)
+    (KEPT_UP, {"lag-trend": "lag", "dropped-records": "dropped-records"}, True),
+    (KEPT_UP, {"lag-trend": "lag", "dropped-records": "dropped-records", "failing": "dropped-records"}, False),
 ])
 def test_only_instances_that_surely_kept_up_pass(figures: ProbeFigures, slis: dict[str, str], sure: bool) -> None:
-    got = probe_verdict.probe_pass(PassRunner(slis, ["lag-trend"]), {}, figures, 10.0)  # type: ignore[arg-type]
+    failing = frozenset({"dropped-records"}) if "failing" in slis else frozenset()
+    slis = {k: v for k, v in slis.items() if k != "failing"}
+    runner = PassRunner(slis, ["lag-trend"], failing)
+    got = probe_verdict.probe_pass(runner, {}, figures, 10.0)  # type: ignore[arg-type]
     assert (got is not None) is sure
     if got is not None:
         assert got["rate"] == pytest.approx(0.75 * 40_000) and got["cpu"] == 0.125 and got["instances"] == 2

@@ -38,6 +38,10 @@ class SloEvaluator:
         (``SloType.is_trend``): those the verdict confidence judges."""
         return [slo.name for slo in self.slos if self.registry.slos[slo.sloType].is_trend(slo.properties)]
 
+    def slo_types(self) -> dict[str, str]:
+        """SLO name -> its type's name."""
+        return {slo.name: slo.sloType for slo in self.slos}
+
     def verdicts(
         self, collected: Mapping[str, list[Series]], load: float, resources: float, rate: float
     ) -> dict[str, SloVerdict]:
