@@ -23,7 +23,7 @@ import structlog
 from bench.api import Platform, SearchProblem, SearchStrategy
 from bench.config.base import SloDef
 from bench.config.model import effective_slos, load_intensity_order
-from bench.execution import autosize, flat_extension, probe_verdict
+from bench.execution import autosize, earlier_sizing, flat_extension, probe_verdict
 from bench.execution.config import ProgressFn, RunConfig, no_progress
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.plugins import Registry
@@ -176,6 +176,10 @@ class Engine:
                                              os.cpu_count() or 1)
         if made is None:
             return None
+        earlier = earlier_sizing.earlier_loads(self.store.dir, self.store.id, self.cfg.use_case.name, self.cfg.params,
+                                               made, self.experiments.rate_of)
+        if earlier is not None:  # the same question asked again in this folder: one table
+            made = earlier_sizing.reuse(made, *earlier, sized_resources=self.cfg.auto.resources)
         autosize.apply(self.cfg, made)
         write_sizing(self.store.dir, self.store.id, made.to_json())
         for line in made.choice():  # each probe's line was printed as it ended
