@@ -19,10 +19,12 @@ def made(capacity: float, loads: list[float], cpu: float = 0.125) -> Sizing:
 
 
 def earlier(directory: Path, exp_id: int, loads: list[float], use_case: str = "uc3", cpu: float = 0.125,
-            params: dict[str, str] | None = None) -> None:
+            params: dict[str, str] | None = None, added: float | None = None) -> None:
     (directory / f"exp{exp_id}-run.json").write_text(json.dumps({"useCase": use_case, "params": params or {}}))
+    every = [*loads, *([added] if added and added not in loads else [])]
     (directory / f"exp{exp_id}-sizing.json").write_text(json.dumps(
-        {"loads": loads, "rates": [[v, v] for v in loads], "cpuPerInstance": cpu}))
+        {"loads": every, "rates": [[v, v] for v in every], "cpuPerInstance": cpu,
+         "added": {"load": added, "rate": added} if added else None}))
 
 
 def test_uc3s_two_runs_in_a_row_share_the_first_runs_loads(tmp_path: Path) -> None:
@@ -44,6 +46,10 @@ def test_uc3s_two_runs_in_a_row_share_the_first_runs_loads(tmp_path: Path) -> No
     ("another CPU limit", {"cpu": 0.25}, 1, 13_476.0),
     ("other parameters", {"params": {"windowSizeMs": "60000"}}, 1, 13_476.0),
     ("no earlier run", {}, 0, 13_476.0),
+    # its table was flat and it measured 50,000 more, or two resource amounts more for
+    # 15,000: its loads showed no curve
+    ("a run whose loads showed one demand", {"added": 50_000.0}, 1, 11_456.0),
+    ("a run whose loads showed one demand", {"added": 15_000.0}, 1, 11_456.0),
     # at 8,000 per instance 15,000 asks two instances where this run's 20,000 asks three
     ("a demand other than this run's own", {}, 1, 8_000.0),
     # at 15,200 15,000 asks two (just below one instance's figure), as 20,000 does, but

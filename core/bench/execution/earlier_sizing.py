@@ -7,8 +7,10 @@ across a rounding edge: `2000, 15000` then `2500, 20000`, two tables of the same
 that no one can lay side by side. The earlier loads are taken only where this run's
 probe measured them anew: the same use case, parameters and CPU limit, as many loads,
 each asking as many instances at this probe's figure as the load this run chose in its
-place, and none within :data:`EDGE` of an instance's boundary. The run says which run's
-loads it took, and the sizing file keeps them; nothing is kept outside the folder.
+place, and none within :data:`EDGE` of an instance's boundary. Not a run whose loads
+showed one demand (its table measured another load): UC3's `2500, 20000` did so once,
+where the next run's own `2000, 15000` showed two. The run says which run's loads it
+took, and the sizing file keeps them; nothing is kept outside the folder.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ def earlier_loads(directory: Path, exp_id: int, use_case: str, params: dict[str,
         run = _read(directory / f"exp{other}-run.json") or {}
         doc = _read(path) or {}
         loads = doc.get("loads")
+        if doc.get("added"):
+            continue  # its loads showed one demand, and the run measured another load (flat_table)
         if run.get("useCase") != use_case or (run.get("params") or {}) != json.loads(json.dumps(params)) or not loads:
             continue
         if not math.isclose(float(doc.get("cpuPerInstance") or 0.0), made.cpu):
