@@ -22,6 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.results.sizing_file import read_sizing
+from bench.results.store import read_object
 from bench.search import sizing
 from bench.search.load_values import RateOf
 from bench.search.sizing_record import Sizing
@@ -33,14 +35,6 @@ EDGE = sizing.BOUNDARY_MARGIN / 2
 RUN = re.compile(r"exp(\d+)-sizing\.json$")
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
 def fits(earlier: list[float], own: list[float], capacity: float) -> bool:
     """Whether the earlier loads' records/s ask, rank by rank, the demands this run's own
     ask at ``capacity`` per instance, each at least :data:`EDGE` from a boundary."""
@@ -50,7 +44,8 @@ def fits(earlier: list[float], own: list[float], capacity: float) -> bool:
         share = old / capacity
         if sizing.sized_demand(old, capacity) != sizing.sized_demand(new, capacity):
             return False
-        if share - math.floor(share) < EDGE and share > 1 or math.ceil(share) - share < EDGE:
+        above_edge = share > 1 and share - math.floor(share) < EDGE  # just above k instances' figure
+        if above_edge or math.ceil(share) - share < EDGE:  # or just below one
             return False
     return True
 
@@ -61,11 +56,11 @@ def earlier_loads(directory: Path, exp_id: int, use_case: str, params: dict[str,
     ``directory`` whose loads this run's probe puts where its own are (:func:`fits`), else None."""
     if not made.loads:
         return None
-    found = sorted(((int(m.group(1)), p) for p in directory.glob("exp*-sizing.json")
+    found = sorted((int(m.group(1)) for p in directory.glob("exp*-sizing.json")
                     if (m := RUN.search(p.name)) and int(m.group(1)) < exp_id), reverse=True)
-    for other, path in found:
-        run = _read(directory / f"exp{other}-run.json") or {}
-        doc = _read(path) or {}
+    for other in found:
+        run = read_object(directory / f"exp{other}-run.json") or {}
+        doc = read_sizing(directory, other) or {}
         loads = doc.get("loads")
         if doc.get("added"):
             continue  # its loads showed one demand, and the run measured another load (flat_table)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.results.store import atomic_write
+from bench.results.store import atomic_write, read_object
 
 SIZING_FILE = "exp{id}-sizing.json"
 
@@ -22,8 +22,4 @@ def write_sizing(directory: Path, exp_id: int, doc: dict[str, Any]) -> Path:
 def read_sizing(directory: Path, exp_id: int) -> dict[str, Any] | None:
     """The stored sizing of a run, or None (none, or unreadable: a resume then keeps the
     configuration it stored, and a report leaves the sizing out)."""
-    try:
-        doc = json.loads((directory / SIZING_FILE.format(id=exp_id)).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    return read_object(directory / SIZING_FILE.format(id=exp_id))

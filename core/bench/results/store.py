@@ -57,6 +57,15 @@ def atomic_write(path: Path, text: str) -> None:
         out.write(text.encode("utf-8"))
 
 
+def read_object(path: Path) -> dict[str, Any] | None:
+    """A result file's JSON object, or None where it is missing, unreadable or not an object."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def fmt_value(value: float) -> str:
     """Loads and resources print as integers when they are integers (``exp1_2000_1_...``)."""
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
