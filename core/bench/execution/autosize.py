@@ -20,7 +20,7 @@ from bench.execution.config import ProgressFn, RunConfig
 from bench.execution.deployment import build_objects
 from bench.execution.experiments import NOT_FAULTS, ExperimentRunner
 from bench.patchers.apply import find_kind
-from bench.search import load_values, sizing
+from bench.search import cpu_scaling, load_values, sizing
 from bench.search.prediction import (
     Probe,
     ProbeInconclusive,
@@ -33,9 +33,9 @@ from bench.search.prediction import (
 from bench.search.sizing_record import AutoSize, ProbeFigures, Sizing, probe_line
 
 #: a lowered CPU limit at least this share of the probed one: one instance's records/s is
-#: estimated in proportion rather than probed again. A second probe of a micro-batch SUT
-#: costs a minute or more and reads no truer: UC1's at 0.204 core read 4,827 records/s
-#: where its first, at 0.25, read 9,764 and 7,200 then passed on one instance at 0.204
+#: estimated from its CPU (:mod:`bench.search.cpu_scaling`) rather than probed again. A
+#: second probe of a micro-batch SUT costs a minute or more and reads no truer: UC1's at
+#: 0.204 core read 4,827 records/s where its first, at 0.25, read 9,764 and 7,200 then passed on one instance at 0.204
 #: (its window held one batch of a SUT still warming up); the search measures every
 #: entry anyway.
 ESTIMATE_SHARE = 0.4
@@ -134,6 +134,8 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
                            "limit two instances kept up with such a probe on every 2-core machine measured, a lower "
                            "bound only")
     halve = first is None  # a kept-up probe halves the limit once below the use case's
+    # a Spark process's fixed cost, taken off before one instance's records/s is scaled
+    fixed = cpu_scaling.SPARK_PROCESS_CPU if cfg.use_case.topology is not None else 0.0
     probes: list[ProbeFigures] = []
     fails: list[dict[str, Any]] = []  # each probe's sure failure (probe_verdict)
     passes: list[dict[str, Any]] = []  # and each one's sure pass
@@ -174,7 +176,7 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         if (passed := probe_verdict.probe_pass(runner, s, figures, float(ex.warmup))) is not None:
             passes.append(passed)
         chosen, lower, why = sizing.plan(figures, runner.rate_of, given_rates=given, cpu_fixed=cpu_fixed,
-                                         multiples=multiples, halve=halve)
+                                         multiples=multiples, halve=halve, fixed_cpu=fixed)
         again = sizing.next_probe(figures)
         if again is not None and len(probes) < sizing.MAX_PROBES:
             # at the same CPU limit: heavier where the instances and the path kept up,
@@ -196,13 +198,14 @@ async def measure_sizing(runner: ExperimentRunner, cfg: RunConfig, auto: AutoSiz
         if estimate:
             # a small cut: one instance's records/s scaled with its CPU, not probed again
             # (a probe costs a minute or more; the search measures every entry anyway)
-            estimated = ProbeFigures(figures.per_instance_rate * lower / cpu, True, figures.load_rate,
+            estimated = ProbeFigures(cpu_scaling.rate_at(figures, lower, fixed), True, figures.load_rate,
                                      figures.input_rate, lower, load, 0.0, "estimated", resources)
             probes.append(estimated)
             progress(probe_line(estimated), False)
             chosen, _, why = sizing.plan(estimated, runner.rate_of, given_rates=given, cpu_fixed="estimated",
                                          multiples=multiples)
-            why = f"{why}; one instance's records/s at {lower:g} core estimated in proportion to its CPU"
+            how = f"from its CPU less the process's fixed {fixed:g} core" if fixed else "in proportion to its CPU"
+            why = f"{why}; one instance's records/s at {lower:g} core estimated {how}"
             break
         progress(f"sizing: {why}", False)  # said before the probe at the lower limit
     cpu_now = objects_cpu(runner, load, resources)

@@ -17,9 +17,10 @@ A multiple beyond the load path that still needs its own demand is moved down to
 the path pushes. Where still too few fit (one instance keeps up with nearly all the
 load path pushes, or the probe did not even saturate it), a lower CPU limit per
 instance (``cpuPerInstance``) makes instances slower and the curve fits again
-(:func:`lower_cpu`): one instance's records/s is then estimated in proportion to its
-CPU, and probed again only for a deep cut or an unsaturated probe. Where the limit cannot be lowered (the
-user set it, or the SUT has none), bench says so in one line with what to do.
+(:func:`lower_cpu`): one instance's records/s is then estimated from its CPU
+(:mod:`bench.search.cpu_scaling`), and probed again only for a deep cut or an
+unsaturated probe. Where the limit cannot be lowered (the user set it, or the SUT has
+none), bench says so in one line with what to do.
 
 Everything here is pure arithmetic on the probe's figures and on ``rate_of`` (a load
 value -> its records/s), so it is unit-tested without a machine; the engine
@@ -31,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from bench.search.cpu_scaling import cpu_for
 from bench.search.load_values import RateOf, candidates_near, round_candidates, whole_candidates
 from bench.search.sizing_record import PATH_HEADROOM, ProbeFigures
 
@@ -267,15 +269,16 @@ def steps_missing_a_demand(probe: ProbeFigures, chosen: dict[float, float], rate
 
 
 def step_cpu(probe: ProbeFigures, chosen: dict[float, float], rate_of: RateOf,
-             multiples: Sequence[float] = MULTIPLES) -> tuple[float, list[float]] | None:
+             multiples: Sequence[float] = MULTIPLES, fixed_cpu: float = 0.0) -> tuple[float, list[float]] | None:
     """(a lower CPU limit, the steps' records/s that then need their own demands) where a
     stepped load has no step near the heaviest multiple's demand, else None.
 
     UC4's levels are 4x apart: at 4,995 records/s per instance its steps were 1,024, 4,096
     and 16,384, so the sized loads needed 1 and 4 instances, and no amount of a 2-core
     machine's instances kept up with 16,384. At the CPU limit that makes the heaviest step
-    below the multiple ask exactly it (one instance's records/s taken in proportion to
-    its CPU) the steps need 1, 2, ... instances as the continuous loads do."""
+    below the multiple ask exactly it (one instance's records/s taken from its CPU less
+    the SUT process's ``fixed_cpu``, :func:`bench.search.cpu_scaling.rate_at`) the steps
+    need 1, 2, ... instances as the continuous loads do."""
     capacity, top = probe.per_instance_rate, max(multiples)
     steps = steps_missing_a_demand(probe, chosen, rate_of, multiples)
     if probe.cpu <= 0 or steps is None:
@@ -284,7 +287,7 @@ def step_cpu(probe: ProbeFigures, chosen: dict[float, float], rate_of: RateOf,
     if not below:
         return None
     slower = max(below) / top  # records/s per instance at the lower limit
-    cpu = math.floor(probe.cpu * slower / capacity * 1000) / 1000
+    cpu = math.floor(cpu_for(probe, slower, fixed_cpu) * 1000) / 1000
     if cpu < MIN_CPU or cpu >= probe.cpu:
         return None
     rates = list(choose_loads(slower, probe.usable_rate, rate_of, multiples).values())
@@ -325,12 +328,13 @@ def distinct_demands(rates: Sequence[float], capacity: float) -> int:
 
 
 def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] | None = None,
-         cpu_fixed: str | None = None, multiples: Sequence[float] = MULTIPLES, halve: bool = True
-         ) -> tuple[dict[float, float], float | None, str]:
+         cpu_fixed: str | None = None, multiples: Sequence[float] = MULTIPLES, halve: bool = True,
+         fixed_cpu: float = 0.0) -> tuple[dict[float, float], float | None, str]:
     """From one probe: (chosen load -> records/s, a lower CPU limit to probe again at or
     None, why). ``given_rates``: the user's loads' records/s (only resources are sized);
     ``cpu_fixed``: why the CPU limit may not be lowered (the user set it), or None;
-    ``halve``: False where the probe already ran at half the use case's limit (:func:`halved`)."""
+    ``halve``: False where the probe already ran at half the use case's limit (:func:`halved`);
+    ``fixed_cpu``: the cores the SUT process spends whatever its load (:mod:`bench.search.cpu_scaling`)."""
     capacity, usable = probe.per_instance_rate, probe.usable_rate
     if capacity <= 0:
         return {}, None, "the probe's instance processed nothing"
@@ -342,7 +346,8 @@ def plan(probe: ProbeFigures, rate_of: RateOf, *, given_rates: Sequence[float] |
                  "records/s the load path pushes (a micro-batch SUT's larger amounts do better than this figure)"
                  if stretches(batches, multiples, capacity, usable) else "")
     enough = distinct_demands(list(chosen.values()), capacity) >= min(MIN_DEMANDS + 1, len(multiples))
-    if probe.saturated and cpu_fixed is None and (stepped := step_cpu(probe, chosen, rate_of, multiples)):
+    if probe.saturated and cpu_fixed is None and (stepped := step_cpu(probe, chosen, rate_of, multiples,
+                                                                            fixed_cpu)):
         limit, rates = stepped
         return chosen, limit, (f"the load's steps put no load at {max(multiples):g} x the probe's "
                                f"{capacity:,.0f} records/s per instance: a lower CPU limit ({limit:g} core) puts "
