@@ -6,11 +6,14 @@ within 5 % whatever load it probes at (it probes far above it, the lag growing b
 of the input, then at twice what it read), place the loads between the capacity
 boundaries and measure distinct demands; ``--predict`` predicts them from that probe.
 ``--set sut.cpuPerInstance=0.5`` is a limit the user gave: kept, said, and the curve
-still shows. Short experiments and two resource amounts keep it near a minute.
+still shows. Short experiments and two resource amounts keep it near a minute. Asked
+again in the same folder, a sized run takes an earlier run's loads where its probe puts
+them in the same demands (bench.execution.earlier_sizing).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from pathlib import Path
@@ -58,6 +61,25 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
     assert predicted["probe"]["per_instance_rate"] == probe["per_instance_rate"], predicted
     entries = {float(e["key"]): (e["predicted"], e["measured"]) for e in predicted["entries"]}
     assert entries == {low: (1, 1), high: (2, 2)} and predicted["hitRate"] == 1.0, predicted
+    # asked again in this folder, whose earlier run had chosen loads a probe's spread apart
+    # from this probe's own (as UC3's round loads followed its figure): the run takes them
+    earlier = {0.25 * CAPACITY: 1, 1.2 * CAPACITY: 2}
+    per_value = {float(v): float(r) / float(v) for v, r in sizing["rates"]}
+    assert len(set(per_value.values())) == 1 and set(earlier).isdisjoint(per_value), sizing  # records/s per value
+    factor = next(iter(per_value.values()))
+    (tmp_path / "exp0-sizing.json").write_text(json.dumps(
+        {**sizing, "loads": [v / factor for v in earlier], "rates": [[v / factor, v] for v in earlier]}))
+    again = bench_run("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
+                      "--set", f"capacity={CAPACITY}", "--set", "sut.cpuPerInstance=0.5", "--resources", "1,2",
+                      "--duration", "20", "--warmup", "5", "--sample-interval", "1", "--repetitions", "1",
+                      timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    second = json.loads((tmp_path / "exp1-sizing.json").read_text())
+    assert second["loads"] == [v / factor for v in earlier] and "the loads of exp0" in second["reason"], second
+    with open(tmp_path / "exp1_demand.csv") as fh:
+        rows = {float(r["load"]) * factor: r["resources"] for r in csv.DictReader(fh)}
+    assert rows == {v: str(d) for v, d in earlier.items()}, again.stdout[-2000:]
+    assert "the loads of exp0" in again.stderr
 
 
 def test_an_instance_four_times_slower_still_shows_a_curve(kafka_bootstrap: str, tmp_path: Path) -> None:
