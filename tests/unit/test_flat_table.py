@@ -169,3 +169,41 @@ def test_fewer_demands_than_sized_at_the_load_path_s_limit_says_what_shows_more(
     # no CPU limit to lower, or a load without a passing amount (the flat-table rules' case)
     assert flat_table.path_bound({4000.0: 1.0, 74000.0: 2.0}, rates, 3, 80000.0, 0.0) is None
     assert flat_table.path_bound({4000.0: 1.0, 25000.0: 2.0, 74000.0: None}, rates, 3, 80000.0, 0.25) is None
+
+
+def test_a_flat_table_at_a_given_half_core_goes_beyond_sizings_guess_of_the_load_path() -> None:
+    """UC1 at a given half core: two instances kept up with the probe's 40,000 records/s,
+    so sizing took the path to push 80,000 (a guess) and one instance passed every load
+    up to 74,000. A heavier load goes to twice that guess, where one instance failed
+    160,000 and two kept up with it; a path that fell behind in the probe is its limit."""
+    from bench.search.sizing_record import ProbeFigures
+
+    kept_up = ProbeFigures(20055.0, False, 40000.0, 40000.0, 0.5, 40000.0, 60.0, "batches", 2.0)
+    assert flat_table.reach(kept_up) == 160_000
+    rates = {4000.0: 4000.0, 25000.0: 25000.0, 74000.0: 74000.0}
+    table = {4000.0: 1.0, 25000.0: 1.0, 74000.0: 1.0}
+    added = flat_table.extend(table, rates, [1, 2, 3, 4], sensors, flat_table.reach(kept_up), room=4,
+                              capacity=20055.0, batches=True)
+    assert added is not None and 148_000 < added.rate <= 160_000, added
+    assert "every load needs 1 instance(s)" in added.why
+    # sizing's guess alone (80,000) left the table flat
+    assert flat_table.extend(table, rates, [1, 2, 3, 4], sensors, kept_up.usable_rate, room=4, capacity=20055.0,
+                             batches=True) is None
+    behind = ProbeFigures(20055.0, True, 80000.0, 50000.0, 0.5, 80000.0, 60.0, "batches", 2.0)
+    assert flat_table.reach(behind) == behind.usable_rate == 35_000
+
+
+async def test_the_engine_measures_beyond_the_guess_where_one_instance_keeps_up_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A micro-batch SUT at a given half core on a machine four times as fast: one
+    instance processes 80,000 records/s, what sizing took the path to push, so every
+    sized load needs one; the load added beyond that guess needs two."""
+    from tests.unit.test_sizing_machines import BatchMachine, batch_run
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    outcome = await batch_run(tmp_path, BatchMachine(4.0), [], cpu=0.5)
+    stored = json.loads((tmp_path / "exp0-sizing.json").read_text())
+    added = stored["added"]
+    assert added is not None and added["rate"] > 2 * stored["probes"][-1]["load_rate"], stored  # the guess
+    table = outcome.table
+    assert table[added["load"]] == 2.0 and len({d for d in table.values() if d is not None}) == 2, table

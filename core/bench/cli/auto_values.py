@@ -66,7 +66,9 @@ def sizing_note(exp_id: int, made: Sizing | None, table: Mapping[float, float | 
         sized = distinct_demands([made.rates[x] for x in made.loads if x in made.rates], made.per_instance_rate)
         last = made.probes[-1]
         seen = None if last.path_limited else last.path_rate
-        if (line := path_bound(table, made.rates, sized, last.usable_rate, made.cpu, seen)) is not None:
+        # a flat table's load added beyond sizing's guess of the path (flat_table.reach)
+        usable = max([last.usable_rate, *(made.rates.get(x, 0.0) for x in table)])
+        if (line := path_bound(table, made.rates, sized, usable, made.cpu, seen)) is not None:
             lines.append(f"  {line}")
     return lines
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bench.execution.config import RunConfig
-from bench.search.flat_table import Extension, extend
+from bench.search.flat_table import Extension, extend, reach
 from bench.search.load_values import RateOf
 from bench.search.sizing_record import Sizing
 
@@ -29,7 +29,7 @@ def plan(sized: Sizing | None, cfg: RunConfig, table: Mapping[float, float | Non
     rates = {x: sized.rates.get(x) or rate_of(x) for x in table}
     given = sized.resources is None  # the user's resource amounts: kept as they are
     room = cores / sized.cpu if cores and sized.cpu > 0 and not given else None
-    added = extend(table, rates, ex.resources.resourceValues, rate_of, sized.probes[-1].usable_rate, room,
+    added = extend(table, rates, ex.resources.resourceValues, rate_of, reach(sized.probes[-1]), room,
                    sized.per_instance_rate, batches=sized.probes[-1].source == "batches")
     if added is None or (given and added.resources != list(ex.resources.resourceValues)):
         return None

@@ -13,7 +13,8 @@ measures once more there, in this order:
    two amounts more;
 3. every load one demand ``d``: a heavier one, above ``(d + 1) / d`` x the heaviest one's
    records/s and above what ``d`` instances read in the probe (``d + 1`` for a
-   micro-batch SUT's figure), by a boundary's margin, where the load path pushes it;
+   micro-batch SUT's figure), by a boundary's margin, where the load path pushes it
+   (:func:`reach`);
    of a stepped load, the next step at or above ``(d + 1) / d`` x the heaviest.
 
 Pure arithmetic on the table and ``rate_of``; the engine
@@ -28,6 +29,22 @@ from dataclasses import dataclass
 
 from bench.search.load_values import RateOf, candidates_near, round_candidates
 from bench.search.sizing import BOUNDARY_MARGIN, MIN_DEMANDS, ROUND_BAND, half_cpu
+from bench.search.sizing_record import ProbeFigures
+
+#: where the load path kept up with the probe, how far beyond sizing's guess of it
+#: (``sizing_record.PATH_HEADROOM`` x the probe's records/s) a flat table's heavier load
+#: may go. The guess was 80,000 records/s on 2 cores (a probe of 40,000), where one
+#: half-core UC1 instance passed 74,000 and 120,000: every table at a given half core came
+#: out flat. The path pushed 240,000 beside one such instance, and two kept up with
+#: 160,000, which one failed (docs/performance.md).
+GUESS_REACH = 2.0
+
+
+def reach(probe: ProbeFigures) -> float:
+    """The most records/s a flat table's heavier load may ask: what sizing took the load
+    path to push where it fell behind in the probe (its limit), :data:`GUESS_REACH` x that
+    where it kept up (a guess)."""
+    return probe.usable_rate if probe.path_limited else GUESS_REACH * probe.usable_rate
 
 
 @dataclass(frozen=True)
@@ -172,8 +189,9 @@ def path_bound(table: Mapping[float, float | None], rates: Mapping[float, float]
     lower = half_cpu(cpu)
     if d <= 0 or lower is None or rates.get(heaviest, 0.0) * (d + 1) / d <= usable:
         return None
+    times = "twice" if seen and math.isclose(usable / seen, 2.0) else f"{usable / (seen or usable):.3g} x"
     path = (f"the load path here pushes about {usable:,.0f}" if seen is None else
-            f"sizing goes no further than {usable:,.0f} records/s, twice the {seen:,.0f} the load path kept up "
+            f"sizing goes no further than {usable:,.0f} records/s, {times} the {seen:,.0f} the load path kept up "
             "with in the probe (it may push more)")
     heavier_loads = "" if seen is None else ", or heavier loads (--loads ...)"
     return (f"{shown} demand(s) where {sized} were sized: {d:g} instance(s) kept up with {heaviest:g} "
