@@ -207,3 +207,20 @@ async def test_the_engine_measures_beyond_the_guess_where_one_instance_keeps_up_
     assert added is not None and added["rate"] > 2 * stored["probes"][-1]["load_rate"], stored  # the guess
     table = outcome.table
     assert table[added["load"]] == 2.0 and len({d for d in table.values() if d is not None}) == 2, table
+
+
+def test_the_line_under_a_table_still_flat_counts_the_sized_loads_not_the_one_added() -> None:
+    """UC1 at a given half core: one instance passed 74,000 and then the 150,000 added
+    beyond sizing's guess of the path. Three loads were sized for three demands; the
+    line said "where 4 were sized", the added load counted with them."""
+    from bench.cli.auto_values import sizing_note
+    from bench.search.sizing_record import ProbeFigures, Sizing
+
+    rates = {4000.0: 4000.0, 25000.0: 25000.0, 74000.0: 74000.0, 150000.0: 150000.0}
+    made = Sizing([ProbeFigures(20049.0, False, 40000.0, 40000.0, 0.5, 40000.0, 60.0, "batches", 2.0)],
+                  list(rates), [1.0, 2.0, 3.0, 4.0, 5.0], rates, 0.5,
+                  added={"load": 150000.0, "rate": 150000.0, "resources": [1.0, 2.0, 3.0, 4.0, 5.0],
+                         "why": "every load needs 1 instance(s): a heavier one"})
+    lines = sizing_note(0, made, {4000.0: 1.0, 25000.0: 1.0, 74000.0: 1.0, 150000.0: 1.0})
+    assert any("1 demand(s) where 3 were sized" in line and "no further than 150,000 records/s" in line
+               for line in lines), lines

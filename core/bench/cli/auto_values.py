@@ -63,7 +63,9 @@ def sizing_note(exp_id: int, made: Sizing | None, table: Mapping[float, float | 
     if made.advice and (table is None or demands_shown(table) < MIN_DEMANDS):
         lines.append(f"  {made.advice}")
     elif made.loads and table and made.probes:
-        sized = distinct_demands([made.rates[x] for x in made.loads if x in made.rates], made.per_instance_rate)
+        extra = (made.added or {}).get("load")  # measured once more, not sized
+        sized = distinct_demands([made.rates[x] for x in made.loads if x in made.rates and x != extra],
+                                 made.per_instance_rate)
         last = made.probes[-1]
         seen = None if last.path_limited else last.path_rate
         # a flat table's load added beyond sizing's guess of the path (flat_table.reach)
