@@ -35,9 +35,9 @@ from bench.search.sizing_record import AutoSize, ProbeFigures, Sizing, probe_lin
 #: a lowered CPU limit at least this share of the probed one: one instance's records/s is
 #: estimated from its CPU (:mod:`bench.search.cpu_scaling`) rather than probed again. A
 #: second probe of a micro-batch SUT costs a minute or more and reads no truer: UC1's at
-#: 0.204 core read 4,827 records/s where its first, at 0.25, read 9,764 and 7,200 then passed on one instance at 0.204
-#: (its window held one batch of a SUT still warming up); the search measures every
-#: entry anyway.
+#: 0.204 core read 4,827 records/s where its first, at 0.25, read 9,764 and 7,200 then
+#: passed on one instance at 0.204 (its window held one batch of a SUT still warming up);
+#: the search measures every entry anyway.
 ESTIMATE_SHARE = 0.4
 #: records/s per core of this machine the probe asks for: above the probe's two limited
 #: instances (two quarter-core UC1 instances read 20,051 records/s each of 40,000, with

@@ -17,9 +17,9 @@ from bench.search.sizing_record import ProbeFigures
 
 #: cores a Spark SUT process spends whatever its load, shared by its instances: its JIT
 #: compiler and collector took 0.085-0.112 of a quarter core (docs/performance.md,
-#: "Observer effect"). Also the figure that puts the two UC4 runs above on their boundary
-#: and UC1's two 0.139-core instances below 5,000 records/s on one, which the estimate in
-#: proportion put at 10,005.
+#: "Observer effect"). Also the figure that puts the two UC4 runs above on their boundary,
+#: and one UC1 instance at 0.139 core below the 5,000 records/s it failed, which the
+#: estimate in proportion put at 10,005.
 SPARK_PROCESS_CPU = 0.1
 
 
