@@ -28,10 +28,10 @@ CAPACITY = 1000
 
 def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_bootstrap: str,
                                                                           tmp_path: Path) -> None:
-    out = bench_run("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
-                    "--set", f"capacity={CAPACITY}", "--set", "sut.cpuPerInstance=0.5", "--resources", "1,2",
-                    "--predict", "--duration", "20", "--warmup", "5", "--sample-interval", "1", "--repetitions", "1",
-                    timeout=300)
+    args = ("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
+            "--set", f"capacity={CAPACITY}", "--set", "sut.cpuPerInstance=0.5", "--resources", "1,2",
+            "--duration", "20", "--warmup", "5", "--sample-interval", "1", "--repetitions", "1")
+    out = bench_run(*args, "--predict", timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     sizing = json.loads((tmp_path / "exp0-sizing.json").read_text())
     probe = sizing["probes"][-1]
@@ -69,10 +69,7 @@ def test_a_run_without_loads_is_sized_by_a_probe_that_reads_the_capacity(kafka_b
     factor = next(iter(per_value.values()))
     (tmp_path / "exp0-sizing.json").write_text(json.dumps(
         {**sizing, "loads": [v / factor for v in earlier], "rates": [[v / factor, v] for v in earlier]}))
-    again = bench_run("--plugin", "calibrated", "--bootstrap-servers", kafka_bootstrap, "--results", str(tmp_path),
-                      "--set", f"capacity={CAPACITY}", "--set", "sut.cpuPerInstance=0.5", "--resources", "1,2",
-                      "--duration", "20", "--warmup", "5", "--sample-interval", "1", "--repetitions", "1",
-                      timeout=300)
+    again = bench_run(*args, timeout=300)  # the same question, without --predict
     assert again.returncode == 0, again.stderr[-3000:]
     second = json.loads((tmp_path / "exp1-sizing.json").read_text())
     assert second["loads"] == [v / factor for v in earlier] and "the loads of exp0" in second["reason"], second
